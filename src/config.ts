@@ -1,0 +1,79 @@
+/**
+ * The service's configuration: one zod schema, and the only reader of
+ * `process.env`. Every setting, its default and its meaning is listed in
+ * `docs/configuration.md`.
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65_535);
+
+export const configSchema = z.object({
+  store: z.enum(['lmdb', 'fdb']).default('lmdb'),
+  dataDir: z.string().min(1).default('./data'),
+  fdbClusterFile: z.string().min(1).optional(),
+  /** A key prefix under which the FoundationDB store keeps everything (tests scope runs with it). */
+  fdbPrefix: z.string().default(''),
+  port: port.default(7070),
+  host: z.string().min(1).default('127.0.0.1'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `role:token[:tenant]` entries, comma-separated. */
+  tokens: z.string().default(''),
+  /** A file of `role:sha256hex[:tenant]` lines. */
+  tokensFile: z.string().min(1).optional(),
+  auth: z.enum(['enabled', 'disabled']).default('enabled'),
+  metricsToken: z.string().min(1).optional(),
+  /** The largest encoded checkpoint accepted; request bodies may be this large. */
+  maxCheckpointBytes: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** Requests per minute allowed to one token. */
+  rateLimitPerMinute: z.coerce.number().int().min(1).default(100_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Reads the configuration from environment variables; throws one sentence per bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse({
+    store: env.BATON_STORE || undefined,
+    dataDir: env.BATON_DATA_DIR || undefined,
+    fdbClusterFile: env.FDB_CLUSTER_FILE || undefined,
+    fdbPrefix: env.BATON_FDB_PREFIX || undefined,
+    port: env.PORT || undefined,
+    host: env.HOST || undefined,
+    logLevel: env.LOG_LEVEL || undefined,
+    tokens: env.BATON_TOKENS || undefined,
+    tokensFile: env.BATON_TOKENS_FILE || undefined,
+    auth: env.BATON_AUTH || undefined,
+    metricsToken: env.BATON_METRICS_TOKEN || undefined,
+    maxCheckpointBytes: env.BATON_MAX_CHECKPOINT_BYTES || undefined,
+    rateLimitPerMinute: env.BATON_RATE_LIMIT_PER_MINUTE || undefined,
+  });
+  if (!parsed.success) {
+    const names: Record<string, string> = {
+      store: 'BATON_STORE',
+      dataDir: 'BATON_DATA_DIR',
+      fdbClusterFile: 'FDB_CLUSTER_FILE',
+      fdbPrefix: 'BATON_FDB_PREFIX',
+      port: 'PORT',
+      host: 'HOST',
+      logLevel: 'LOG_LEVEL',
+      tokens: 'BATON_TOKENS',
+      tokensFile: 'BATON_TOKENS_FILE',
+      auth: 'BATON_AUTH',
+      metricsToken: 'BATON_METRICS_TOKEN',
+      maxCheckpointBytes: 'BATON_MAX_CHECKPOINT_BYTES',
+      rateLimitPerMinute: 'BATON_RATE_LIMIT_PER_MINUTE',
+    };
+    const lines = parsed.error.issues.map((issue) => {
+      const field = String(issue.path[0] ?? '');
+      return `${names[field] ?? field}: ${issue.message}`;
+    });
+    throw new ConfigError(`The configuration is invalid. ${lines.join('; ')}.`);
+  }
+  return parsed.data;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

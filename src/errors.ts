@@ -1,0 +1,66 @@
+/**
+ * Every error Baton answers with, in one table: a stable `code`, its HTTP
+ * status, a short title and a static sentence a person can act on. Variables
+ * go in `detail` fields and logs, never in the sentence. `docs/errors.md`
+ * lists the same table; a test keeps the two equal.
+ *
+ * @module
+ */
+
+export const ERRORS = {
+  validation_failed: { status: 400, title: 'Validation failed', message: 'The request is invalid; correct the fields listed in errors and send it again.' },
+  invalid_cursor: { status: 400, title: 'Invalid cursor', message: 'The cursor is not one this service issued; start again without it.' },
+  unauthorized: { status: 401, title: 'Unauthorized', message: 'Send a valid token as "Authorization: Bearer <token>".' },
+  forbidden: { status: 403, title: 'Forbidden', message: 'Your token’s role does not allow this request.' },
+  not_found: { status: 404, title: 'Not found', message: 'Nothing exists at this address for your tenant; check the id.' },
+  route_not_found: { status: 404, title: 'Route not found', message: 'No route matches this method and path; see /docs for the API.' },
+  not_acceptable: { status: 406, title: 'Not acceptable', message: 'This resource cannot be returned in the media type named in Accept.' },
+  checkpoint_finalized: { status: 409, title: 'Checkpoint finalized', message: 'The checkpoint is finalized and can no longer change; create a new checkpoint instead.' },
+  checkpoint_corrupted: { status: 409, title: 'Checkpoint corrupted', message: 'The stored checkpoint no longer matches its hash; it is withheld. Read an earlier version or the task’s recovery point.' },
+  already_linked: { status: 409, title: 'Already linked', message: 'The child checkpoint already has a parent; a checkpoint has at most one.' },
+  link_cycle: { status: 409, title: 'Link cycle', message: 'The link would make a checkpoint its own ancestor; link to a checkpoint outside its lineage.' },
+  lease_held: { status: 409, title: 'Lease held', message: 'Another agent holds a live lease on this task; wait for it to expire or be released.' },
+  lease_superseded: { status: 409, title: 'Lease superseded', message: 'Your lease epoch is older than the task’s current lease; stop writing to this task.' },
+  retention_active: { status: 409, title: 'Retention active', message: 'A retention period or legal hold still applies to this task; it cannot be purged yet.' },
+  conflict: { status: 409, title: 'Conflict', message: 'The request conflicts with the current state of the resource; read it again and retry.' },
+  version_conflict: { status: 412, title: 'Version conflict', message: 'The checkpoint changed since the version named in If-Match; read it again and resend your change against the new ETag.' },
+  payload_too_large: { status: 413, title: 'Payload too large', message: 'The request body is larger than the service accepts; send a smaller checkpoint.' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type', message: 'Send the body as application/json (or application/merge-patch+json for PATCH).' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency key reused', message: 'This Idempotency-Key was already used with a different request; use a new key for a new request.' },
+  precondition_required: { status: 428, title: 'Precondition required', message: 'Send If-Match with the checkpoint’s current ETag, e.g. If-Match: "3".' },
+  rate_limited: { status: 429, title: 'Too many requests', message: 'Your token sent too many requests; wait for the time in Retry-After and try again.' },
+  internal_error: { status: 500, title: 'Internal error', message: 'The service failed to handle the request; it has been logged. Retry later.' },
+  store_unavailable: { status: 503, title: 'Store unavailable', message: 'The store cannot serve the request right now; retry after a short wait.' },
+  queue_full: { status: 503, title: 'Queue full', message: 'The store is unavailable and the local write queue is full; retry after a short wait.' },
+} as const satisfies Record<string, { status: number; title: string; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** One offending field of a request: where it is, and what is wrong with it. */
+export interface FieldError {
+  /** JSON Pointer-like path, e.g. `executionState.phase` or `header:If-Match`. */
+  field: string;
+  message: string;
+}
+
+/**
+ * The error raised by services and routes; the error handler turns it into an
+ * RFC 9457 problem. `detail` may add facts about this occurrence.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail: string | undefined;
+  readonly errors: FieldError[] | undefined;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, options?: { detail?: string; errors?: FieldError[]; extra?: Record<string, unknown>; cause?: unknown }) {
+    super(ERRORS[code].message, { cause: options?.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.detail = options?.detail;
+    this.errors = options?.errors;
+    this.extra = options?.extra;
+  }
+}

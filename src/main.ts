@@ -1,0 +1,42 @@
+/**
+ * The service's entry point: read the configuration, open the store, build
+ * the app, listen, and close gracefully on SIGINT or SIGTERM.
+ *
+ * @module
+ */
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openStore } from './store/open.js';
+import { StoreError } from './store/store.js';
+
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore(config);
+  const app = await buildApp({ config, store, logger });
+  await app.listen({ port: config.port, host: config.host });
+
+  let closing = false;
+  const close = async (signal: string): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void close('SIGINT'));
+  process.on('SIGTERM', () => void close('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  // Configuration and store problems are the operator's to fix: one sentence, no stack.
+  if (error instanceof ConfigError || (error instanceof StoreError && error.code === 'not_configured')) {
+    console.error(error.message);
+  } else {
+    logger.fatal({ err: error }, 'the service could not start');
+  }
+  process.exit(1);
+});

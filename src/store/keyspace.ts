@@ -1,0 +1,194 @@
+/**
+ * The key layout, defined once and shared by every store. Keys are
+ * FoundationDB tuples (`fdb-tuple`) under the root subspace
+ * `("baton", tenant)`; values are MessagePack. Records larger than
+ * {@link CHUNK_BYTES} are split over numbered keys, as the FoundationDB Record
+ * Layer does. `docs/keyspace.md` shows the same table for readers.
+ *
+ * @module
+ */
+import { decode, encode } from '@msgpack/msgpack';
+import * as tuple from 'fdb-tuple';
+import type { Bytes, Transaction } from './store.js';
+import { prefixEnd } from './store.js';
+
+/** One element of a tuple key. */
+export type KeyPart = string | number | bigint | boolean | null | Buffer;
+
+/**
+ * The top-level prefixes under a tenant's root, one per kind of record. The
+ * short names keep keys small; `docs/keyspace.md` gives each one's full form.
+ */
+export const SPACES = {
+  /** `(taskId, checkpointId)` → current version of a checkpoint (split record). */
+  checkpoints: 'cp',
+  /** `(checkpointId, version)` → an earlier version, immutable (split record). */
+  revisions: 'rev',
+  /** `(checkpointId)` → taskId, to find a checkpoint by id alone. */
+  ids: 'id',
+  /** `(taskId)` → task head: latest id, sequence, counters, breaker state. */
+  tasks: 'task',
+  /** `(taskId, seq)` → checkpoint id, the task's history in write order. */
+  history: 'hist',
+  /** `(name, value, createdAt, checkpointId)` → empty; secondary indexes. */
+  index: 'ix',
+  /** `(parentId, childId)` → empty; `parents (childId)` → parentId. */
+  links: 'lnk',
+  parents: 'par',
+  /** `(taskId, seq)` → audit entry, hash-chained per task. */
+  audit: 'aud',
+  /** `(stamp)` → CloudEvent, ordered by commit stamp (the outbox). */
+  events: 'ev',
+  /** `(id)` → protocol records. */
+  handoffs: 'hof',
+  recoveries: 'rcv',
+  leases: 'lease',
+  /** `(key)` → the first response of an idempotent request. */
+  idempotency: 'idem',
+  /** `(operationId)` → the recorded result of an operation applied once. */
+  operations: 'op',
+  /** `(name)` → counters and other small state of the tenant. */
+  meta: 'meta',
+} as const;
+
+export type SpaceName = keyof typeof SPACES;
+
+/** A prefix of tuple keys; every key it makes starts with its bytes. */
+export class Subspace {
+  readonly prefix: Bytes;
+
+  constructor(prefix: Bytes) {
+    this.prefix = prefix;
+  }
+
+  /** The key of `parts` inside this subspace. */
+  pack(...parts: KeyPart[]): Bytes {
+    if (parts.length === 0) return this.prefix;
+    return Buffer.concat([this.prefix, tuple.pack(parts as tuple.TupleItem[])]);
+  }
+
+  /** The tuple parts of a key made by {@link pack}, without this prefix. */
+  unpack(key: Bytes): KeyPart[] {
+    if (!this.contains(key)) throw new RangeError('The key is outside this subspace.');
+    return tuple.unpack(key.subarray(this.prefix.length)) as KeyPart[];
+  }
+
+  contains(key: Bytes): boolean {
+    return key.length >= this.prefix.length && key.subarray(0, this.prefix.length).equals(this.prefix);
+  }
+
+  /** A child subspace: the keys that start with `parts`. */
+  at(...parts: KeyPart[]): Subspace {
+    return new Subspace(this.pack(...parts));
+  }
+
+  /** The `[begin, end)` range of every key strictly inside `parts` (not `parts` itself). */
+  range(...parts: KeyPart[]): { begin: Bytes; end: Bytes } {
+    const base = this.pack(...parts);
+    return { begin: Buffer.concat([base, ZERO]), end: Buffer.concat([base, FF]) };
+  }
+}
+
+const ZERO = Buffer.from([0x00]);
+const FF = Buffer.from([0xff]);
+
+/** The root subspace `("baton", tenant)` and its named children. */
+export function tenantKeyspace(tenant: string): Record<SpaceName, Subspace> & { root: Subspace } {
+  const root = new Subspace(tuple.pack(['baton', tenant]));
+  const spaces = Object.fromEntries(
+    Object.entries(SPACES).map(([name, short]) => [name, root.at(short)]),
+  ) as Record<SpaceName, Subspace>;
+  return { root, ...spaces };
+}
+
+/** The tuple type code that marks a 12-byte versionstamp. */
+const VERSIONSTAMP_CODE = 0x33;
+
+/**
+ * Writes `value` at `subspace ‖ (versionstamp, ...suffix)`, so the key unpacks
+ * as a tuple whose first part is a `{ type: 'versionstamp' }`. `order` tells
+ * apart several stamped keys written by one transaction (the last 2 bytes of
+ * the 12-byte tuple versionstamp).
+ */
+export function setStampedTuple(
+  tx: Transaction,
+  subspace: Subspace,
+  order: number,
+  suffix: KeyPart[],
+  value: Bytes,
+): void {
+  const userVersion = Buffer.alloc(2);
+  userVersion.writeUInt16BE(order);
+  const tail = suffix.length === 0 ? Buffer.alloc(0) : tuple.pack(suffix as tuple.TupleItem[]);
+  tx.setStamped(Buffer.concat([subspace.prefix, Buffer.from([VERSIONSTAMP_CODE])]), Buffer.concat([userVersion, tail]), value);
+}
+
+/** MessagePack, the encoding of every stored value. */
+export function encodeValue(value: unknown): Bytes {
+  const bytes = encode(value, { ignoreUndefined: true });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+export function decodeValue<T = unknown>(bytes: Bytes): T {
+  return decode(bytes, { useBigInt64: false }) as T;
+}
+
+/**
+ * The largest chunk of a split record, below FoundationDB's 100,000-byte value
+ * limit with room to spare.
+ */
+export const CHUNK_BYTES = 90_000;
+
+/**
+ * Writes a record of any size at `key`: one chunk at `(key, 0)` when it fits,
+ * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
+ * version are cleared, so a record that shrinks leaves nothing behind.
+ */
+export function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown): number {
+  const bytes = encodeValue(value);
+  const base = subspace.pack(...keyParts);
+  tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+  if (bytes.length <= CHUNK_BYTES) {
+    tx.set(subspace.pack(...keyParts, 0), bytes);
+    return bytes.length;
+  }
+  let chunk = 1;
+  for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES, chunk++) {
+    tx.set(subspace.pack(...keyParts, chunk), bytes.subarray(offset, offset + CHUNK_BYTES));
+  }
+  return bytes.length;
+}
+
+/** Reads a record written by {@link writeRecord}; `undefined` when absent. */
+export async function readRecord<T = unknown>(
+  tx: Transaction,
+  subspace: Subspace,
+  keyParts: KeyPart[],
+): Promise<T | undefined> {
+  const bytes = await readRecordBytes(tx, subspace, keyParts);
+  return bytes === undefined ? undefined : decodeValue<T>(bytes);
+}
+
+/** The stored bytes of a record, reassembled from its chunks. */
+export async function readRecordBytes(
+  tx: Transaction,
+  subspace: Subspace,
+  keyParts: KeyPart[],
+): Promise<Bytes | undefined> {
+  const base = subspace.pack(...keyParts);
+  const chunks = await tx.getRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+  if (chunks.length === 0) return undefined;
+  if (chunks.length === 1) return chunks[0]!.value;
+  return Buffer.concat(chunks.map((c) => c.value));
+}
+
+/** Removes a record written by {@link writeRecord}, every chunk of it. */
+export function clearRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[]): void {
+  const base = subspace.pack(...keyParts);
+  tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+}
+
+/** The range of every key that starts with `prefix`, for callers holding raw bytes. */
+export function prefixRange(prefix: Bytes): { begin: Bytes; end: Bytes } {
+  return { begin: prefix, end: prefixEnd(prefix) };
+}

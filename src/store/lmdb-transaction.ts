@@ -1,0 +1,161 @@
+/**
+ * A transaction of the LMDB store: buffers its writes, and reads through its
+ * own writes, then the writes of earlier transactions not yet durable, then
+ * LMDB itself.
+ *
+ * @module
+ */
+import { decodeCounter, encodeCounter, prefixEnd, StoreError, type Bytes, type KeyValue, type RangeOptions, type Transaction } from './store.js';
+
+/** What a transaction reads beneath its own writes. */
+export interface PendingReader {
+  pendingValue(keyId: string): Bytes | null | undefined;
+  pendingRange(begin: Bytes, end: Bytes): Map<string, { key: Bytes; value: Bytes | null }>;
+  committedValue(key: Bytes): Bytes | undefined;
+  committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }>;
+}
+
+/** LMDB's largest key (lmdb-js is built with a 1978-byte limit). */
+const MAX_KEY_BYTES = 1978;
+
+type Write = { key: Bytes; value: Bytes | null };
+
+export class MemoryTransaction implements Transaction {
+  private readonly below: PendingReader;
+  private readonly writes = new Map<string, Write>();
+  private readonly stamped: { prefix: Bytes; suffix: Bytes; value: Bytes }[] = [];
+  private open = true;
+  private stampResolve!: (stamp: Bytes) => void;
+  private stampReject!: (error: Error) => void;
+  private readonly stamp: Promise<Bytes>;
+
+  constructor(below: PendingReader) {
+    this.below = below;
+    this.stamp = new Promise((resolve, reject) => {
+      this.stampResolve = resolve;
+      this.stampReject = reject;
+    });
+    // A caller that never asks for the stamp must not see an unhandled rejection.
+    this.stamp.catch(() => undefined);
+  }
+
+  async get(key: Bytes): Promise<Bytes | undefined> {
+    return this.read(key);
+  }
+
+  async getRange(begin: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
+    return this.readRange(begin, end, options);
+  }
+
+  async getPrefix(prefix: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.readRange(prefix, prefixEnd(prefix), options ?? {});
+  }
+
+  set(key: Bytes, value: Bytes): void {
+    this.checkOpen();
+    if (key.length > MAX_KEY_BYTES) throw new StoreError('too_large', 'A key is larger than the store allows.');
+    this.writes.set(key.toString('latin1'), { key: Buffer.from(key), value: Buffer.from(value) });
+  }
+
+  clear(key: Bytes): void {
+    this.checkOpen();
+    this.writes.set(key.toString('latin1'), { key: Buffer.from(key), value: null });
+  }
+
+  clearRange(begin: Bytes, end: Bytes): void {
+    this.checkOpen();
+    // Bodies run one at a time, so the keys present now are exactly the keys
+    // the range holds at commit: clearing them one by one is the same thing.
+    for (const { key } of this.readRange(begin, end, {})) this.clear(key);
+    for (const write of this.writes.values()) {
+      if (Buffer.compare(write.key, begin) >= 0 && Buffer.compare(write.key, end) < 0) write.value = null;
+    }
+  }
+
+  clearPrefix(prefix: Bytes): void {
+    this.clearRange(prefix, prefixEnd(prefix));
+  }
+
+  add(key: Bytes, delta: number | bigint): void {
+    this.checkOpen();
+    const sum = decodeCounter(this.read(key)) + BigInt(delta);
+    this.set(key, encodeCounter(sum));
+  }
+
+  setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void {
+    this.checkOpen();
+    this.stamped.push({ prefix: Buffer.from(prefix), suffix: Buffer.from(suffix), value: Buffer.from(value) });
+  }
+
+  commitStamp(): Promise<Bytes> {
+    return this.stamp;
+  }
+
+  /** Ends the body: later calls of a body that outlived its transaction fail. */
+  close(): void {
+    this.open = false;
+  }
+
+  takeWrites(): { writes: Map<string, Write>; stamped: { prefix: Bytes; suffix: Bytes; value: Bytes }[] } {
+    return { writes: this.writes, stamped: this.stamped };
+  }
+
+  resolveStamp(stamp: Bytes | null): void {
+    if (stamp === null) this.stampReject(new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.'));
+    else this.stampResolve(stamp);
+  }
+
+  private checkOpen(): void {
+    if (!this.open) throw new StoreError('internal', 'The transaction is over; its body kept running after it ended.');
+  }
+
+  private read(key: Bytes): Bytes | undefined {
+    this.checkOpen();
+    const id = key.toString('latin1');
+    const own = this.writes.get(id);
+    if (own !== undefined) return own.value ?? undefined;
+    const pending = this.below.pendingValue(id);
+    if (pending !== undefined) return pending ?? undefined;
+    return this.below.committedValue(key);
+  }
+
+  private readRange(begin: Bytes, end: Bytes, options: RangeOptions): KeyValue[] {
+    this.checkOpen();
+    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+    const reverse = options.reverse === true;
+    if (Buffer.compare(begin, end) >= 0) return [];
+
+    const overlay = this.below.pendingRange(begin, end);
+    for (const [id, write] of this.writes) {
+      if (Buffer.compare(write.key, begin) >= 0 && Buffer.compare(write.key, end) < 0) overlay.set(id, write);
+    }
+    const sign = reverse ? -1 : 1;
+    const layered = [...overlay.values()].sort((a, b) => sign * Buffer.compare(a.key, b.key));
+
+    const out: KeyValue[] = [];
+    let next = 0;
+    const emitLayeredBefore = (key: Bytes | null): void => {
+      while (next < layered.length && out.length < limit) {
+        const write = layered[next]!;
+        if (key !== null && sign * Buffer.compare(write.key, key) >= 0) return;
+        if (write.value !== null) out.push({ key: write.key, value: write.value });
+        next++;
+      }
+    };
+    for (const entry of this.below.committedRange(begin, end, reverse)) {
+      emitLayeredBefore(entry.key);
+      if (out.length >= limit) return out;
+      const write = layered[next];
+      if (write !== undefined && write.key.equals(entry.key)) {
+        // The overlay's version of this key replaces the committed one.
+        if (write.value !== null) out.push({ key: write.key, value: write.value });
+        next++;
+      } else {
+        out.push(entry);
+      }
+      if (out.length >= limit) return out;
+    }
+    emitLayeredBefore(null);
+    return out;
+  }
+}

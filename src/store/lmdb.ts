@@ -1,0 +1,244 @@
+/**
+ * The embedded default store, on LMDB (`lmdb`).
+ *
+ * One process owns a data directory. Transaction bodies run one at a time (a
+ * single writer), which makes every transaction serializable without conflict
+ * checks. A finished body's writes join a pending overlay that later bodies
+ * read through, and are handed to LMDB, which commits every write queued in
+ * the same event turn in one durable transaction (group commit): one fsync for
+ * many transactions. A transaction resolves only once its commit, and every
+ * commit before it, is on disk; a body that read the overlay therefore never
+ * acknowledges data that could still be lost.
+ *
+ * @module
+ */
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
+import {
+  COMMIT_STAMP_BYTES,
+  DEFAULT_TRANSACT_OPTIONS,
+  StoreError,
+  type Bytes,
+  type Store,
+  type TransactOptions,
+  type TransactionBody,
+} from './store.js';
+
+export interface LmdbStoreOptions {
+  /** Directory of the LMDB environment; created when missing. */
+  path: string;
+  /** Upper bound of the memory map, in bytes (LMDB grows the file up to it). */
+  mapSize?: number;
+}
+
+const SEQUENCE_KEY = Buffer.from('commit-sequence');
+
+/** A write handed to LMDB and not yet durable: `null` marks a removal. */
+type PendingWrites = Map<string, { key: Bytes; value: Bytes | null }>;
+
+export class LmdbStore implements Store, PendingReader {
+  readonly name = 'lmdb' as const;
+  private readonly env: RootDatabase;
+  private readonly data: Database<Buffer, Buffer>;
+  private readonly meta: Database<Buffer, Buffer>;
+  /** Commits handed to LMDB, oldest first, each with its writes. */
+  private readonly inFlight: { writes: PendingWrites; done: Promise<void> }[] = [];
+  /** The tail of the chain that runs bodies one at a time. */
+  private turn: Promise<void> = Promise.resolve();
+  /** The last commit handed to LMDB; later transactions resolve after it. */
+  private lastCommit: Promise<void> = Promise.resolve();
+  private sequence: bigint;
+  private closed = false;
+  /** Set by a failed commit: later transactions may have read its writes, so the store stops. */
+  private failure: StoreError | undefined;
+
+  private constructor(env: RootDatabase) {
+    this.env = env;
+    this.data = env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
+    this.meta = env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
+    const stored = this.meta.get(SEQUENCE_KEY);
+    this.sequence = stored === undefined ? 0n : Buffer.from(stored).readBigUInt64BE();
+  }
+
+  static open(options: LmdbStoreOptions): LmdbStore {
+    mkdirSync(options.path, { recursive: true });
+    try {
+      const env = open({
+        path: options.path,
+        maxDbs: 4,
+        mapSize: options.mapSize ?? 64 * 1024 ** 3,
+        // Each commit is flushed before its promise resolves: an acknowledged
+        // write survives a crash of the process or the machine.
+        overlappingSync: false,
+        noSync: false,
+        compression: false,
+      });
+      return new LmdbStore(env);
+    } catch (error) {
+      throw new StoreError('unavailable', 'The LMDB data directory could not be opened.', { cause: error });
+    }
+  }
+
+  async transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
+    const { timeoutMs, maxRetries } = { ...DEFAULT_TRANSACT_OPTIONS, ...options };
+    const deadline = Date.now() + timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.attempt(body, deadline);
+      } catch (error) {
+        if (!(error instanceof StoreError) || !error.retriable || attempt >= maxRetries || Date.now() >= deadline) {
+          throw error;
+        }
+        await backoff(attempt);
+      }
+    }
+  }
+
+  private async attempt<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    if (this.failure) throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
+    const previous = this.turn;
+    let release!: () => void;
+    this.turn = new Promise((resolve) => (release = resolve));
+    await previous;
+
+    const tx = new MemoryTransaction(this);
+    let result: T;
+    try {
+      result = await runWithin(body(tx), deadline);
+    } catch (error) {
+      tx.close();
+      release();
+      throw error;
+    }
+    tx.close();
+
+    const { writes, stamped } = tx.takeWrites();
+    if (writes.size === 0 && stamped.length === 0) {
+      release();
+      // A read-only body may have read writes that are not yet durable.
+      await this.lastCommit;
+      tx.resolveStamp(null);
+      return result;
+    }
+
+    this.sequence += 1n;
+    const stamp = Buffer.alloc(COMMIT_STAMP_BYTES);
+    stamp.writeBigUInt64BE(this.sequence);
+    for (const { prefix, suffix, value } of stamped) {
+      const key = Buffer.concat([prefix, stamp, suffix]);
+      writes.set(key.toString('latin1'), { key, value });
+    }
+    const done = this.commit(writes, this.sequence);
+    const entry = { writes, done };
+    this.inFlight.push(entry);
+    const before = this.lastCommit;
+    this.lastCommit = done.catch(() => undefined);
+    release();
+
+    try {
+      await before;
+      await done;
+    } finally {
+      this.inFlight.splice(this.inFlight.indexOf(entry), 1);
+    }
+    tx.resolveStamp(stamp);
+    return result;
+  }
+
+  private commit(writes: PendingWrites, sequence: bigint): Promise<void> {
+    const sequenceBytes = Buffer.alloc(8);
+    sequenceBytes.writeBigUInt64BE(sequence);
+    return this.env
+      .transaction(() => {
+        for (const { key, value } of writes.values()) {
+          if (value === null) this.data.removeSync(key);
+          else this.data.putSync(key, value);
+        }
+        this.meta.putSync(SEQUENCE_KEY, sequenceBytes);
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          const failure = translate(error);
+          this.failure ??= failure;
+          throw failure;
+        },
+      );
+  }
+
+  /** The newest not-yet-durable write of `key`, if any: `null` means removed. */
+  pendingValue(keyId: string): Bytes | null | undefined {
+    for (let i = this.inFlight.length - 1; i >= 0; i--) {
+      const hit = this.inFlight[i]!.writes.get(keyId);
+      if (hit !== undefined) return hit.value;
+    }
+    return undefined;
+  }
+
+  /** Every not-yet-durable write inside `[begin, end)`, newest winning. */
+  pendingRange(begin: Bytes, end: Bytes): Map<string, { key: Bytes; value: Bytes | null }> {
+    const found = new Map<string, { key: Bytes; value: Bytes | null }>();
+    for (const { writes } of this.inFlight) {
+      for (const [id, write] of writes) {
+        if (Buffer.compare(write.key, begin) >= 0 && Buffer.compare(write.key, end) < 0) found.set(id, write);
+      }
+    }
+    return found;
+  }
+
+  committedValue(key: Bytes): Bytes | undefined {
+    const value = this.data.getBinary(key);
+    return value === undefined ? undefined : Buffer.from(value);
+  }
+
+  *committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }> {
+    const range = reverse
+      ? this.data.getRange({ start: end, end: begin, reverse: true, exclusiveStart: true, inclusiveEnd: true })
+      : this.data.getRange({ start: begin, end });
+    for (const { key, value } of range) {
+      yield { key: Buffer.from(key), value: Buffer.from(value) };
+    }
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    this.data.get(SEQUENCE_KEY);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.turn;
+    await this.lastCommit;
+    await this.env.close();
+  }
+}
+
+function runWithin<T>(work: Promise<T>, deadline: number): Promise<T> {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) return Promise.reject(new StoreError('timeout', 'The transaction ran past its time limit.'));
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreError('timeout', 'The transaction ran past its time limit.')), remaining);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ceiling = Math.min(1_000, 10 * 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+}
+
+function translate(error: unknown): StoreError {
+  if (error instanceof StoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/MDB_MAP_FULL|MDB_TXN_FULL/.test(message)) {
+    return new StoreError('too_large', 'The LMDB map is full; raise its size.', { cause: error });
+  }
+  if (/MDB_BAD_VALSIZE|key size/i.test(message)) {
+    return new StoreError('too_large', 'A key is larger than LMDB allows.', { cause: error });
+  }
+  return new StoreError('unavailable', 'The LMDB commit failed.', { cause: error });
+}

@@ -1,0 +1,19 @@
+/**
+ * The one place a store is chosen.
+ *
+ * @module
+ */
+import type { Config } from '../config.js';
+import type { Store } from './store.js';
+import { LmdbStore } from './lmdb.js';
+
+export type StoreConfig = Pick<Config, 'store' | 'dataDir' | 'fdbClusterFile' | 'fdbPrefix'>;
+
+/** Opens the configured store; the FoundationDB binding is loaded only when chosen. */
+export async function openStore(config: StoreConfig): Promise<Store> {
+  if (config.store === 'fdb') {
+    const { FdbStore } = await import('./fdb.js');
+    return FdbStore.open({ clusterFile: config.fdbClusterFile, prefix: config.fdbPrefix });
+  }
+  return LmdbStore.open({ path: config.dataDir });
+}

@@ -1,0 +1,181 @@
+/**
+ * The storage port: one small transactional key-value interface, modelled on
+ * FoundationDB's, that every Baton store implements and the repository is
+ * written against. Nothing above `store/` sees a backend or its errors.
+ *
+ * Keys and values are bytes. Keys order bytewise (unsigned, lexicographic,
+ * shorter first on a common prefix), exactly as FoundationDB orders them.
+ *
+ * @module
+ */
+
+/** A key or a value: bytes, compared bytewise. */
+export type Bytes = Buffer;
+
+/** One entry of a range read. */
+export interface KeyValue {
+  key: Bytes;
+  value: Bytes;
+}
+
+export interface RangeOptions {
+  /** At most this many entries; absent or 0 means no limit. */
+  limit?: number;
+  /** Newest-last order is the default; `reverse` returns the highest keys first. */
+  reverse?: boolean;
+}
+
+/**
+ * The length of a commit stamp in bytes: 8 bytes of commit sequence and 2 of
+ * order within that commit, big-endian, as FoundationDB's 10-byte versionstamp.
+ */
+export const COMMIT_STAMP_BYTES = 10;
+
+/**
+ * What a transaction body can do. Reads see the transaction's own writes
+ * (read-your-writes); nothing it writes is visible to others until commit.
+ */
+export interface Transaction {
+  /** The value at `key`, or `undefined` when the key is absent. */
+  get(key: Bytes): Promise<Bytes | undefined>;
+
+  /**
+   * Entries with `begin <= key < end`, in key order (or reverse order), at most
+   * `limit` of them. An empty array means the range holds nothing.
+   */
+  getRange(begin: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]>;
+
+  /** Every entry whose key starts with `prefix`, the key equal to `prefix` included. */
+  getPrefix(prefix: Bytes, options?: RangeOptions): Promise<KeyValue[]>;
+
+  set(key: Bytes, value: Bytes): void;
+
+  /** Removes `key`; clearing an absent key is not an error. */
+  clear(key: Bytes): void;
+
+  /** Removes every key with `begin <= key < end`. */
+  clearRange(begin: Bytes, end: Bytes): void;
+
+  /** Removes every key that starts with `prefix`, the key equal to `prefix` included. */
+  clearPrefix(prefix: Bytes): void;
+
+  /**
+   * Adds `delta` to the 8-byte little-endian signed integer at `key` (absent
+   * counts as 0) without reading it, so concurrent adds never conflict. Read
+   * it back with {@link decodeCounter}.
+   */
+  add(key: Bytes, delta: number | bigint): void;
+
+  /**
+   * Sets the key `prefix ‖ stamp ‖ suffix`, where `stamp` is this commit's
+   * {@link COMMIT_STAMP_BYTES}-byte commit stamp. Stamps grow with commit
+   * order across all transactions of a store, so keys written this way sort in
+   * the order their transactions committed, with no shared counter. A
+   * transaction cannot read back the keys it writes this way.
+   */
+  setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void;
+
+  /**
+   * This transaction's commit stamp. The promise settles only after commit:
+   * await it outside the body (after `transact` resolves), never inside.
+   */
+  commitStamp(): Promise<Bytes>;
+}
+
+export interface TransactOptions {
+  /** Give up after this many milliseconds in all, retries included. */
+  timeoutMs?: number;
+  /** Give up after this many retries of a retriable failure. */
+  maxRetries?: number;
+}
+
+export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
+  timeoutMs: 5_000,
+  maxRetries: 20,
+};
+
+/**
+ * A transaction body. The store may run it more than once (after a conflict,
+ * or after a commit whose outcome was unknown), so it must be idempotent: no
+ * side effects outside the transaction, no ids minted inside that must stay
+ * stable. Mint them before and pass them in.
+ */
+export type TransactionBody<T> = (tx: Transaction) => Promise<T>;
+
+/**
+ * A transactional key-value store.
+ *
+ * `transact` runs the body, commits its writes atomically and serializably,
+ * and resolves with the body's result once the commit is durable. A body that
+ * throws writes nothing and its error is rethrown as is. Retriable failures
+ * are retried within {@link TransactOptions}; what remains is a
+ * {@link StoreError}.
+ */
+export interface Store {
+  readonly name: 'lmdb' | 'fdb';
+  transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T>;
+  /** A cheap round trip that throws a {@link StoreError} when the store cannot serve. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type StoreErrorCode =
+  /** The transaction conflicted with another and may be retried. */
+  | 'conflict'
+  /** The commit may or may not have applied; only idempotent bodies may be retried. */
+  | 'commit_unknown'
+  /** The transaction ran past its time limit. */
+  | 'timeout'
+  /** The store cannot be reached or is not serving. */
+  | 'unavailable'
+  /** A key, value or transaction is larger than the store allows. */
+  | 'too_large'
+  /** The client library or its configuration is missing or wrong. */
+  | 'not_configured'
+  /** Anything else the backend reported. */
+  | 'internal';
+
+const RETRIABLE: ReadonlySet<StoreErrorCode> = new Set(['conflict', 'commit_unknown', 'unavailable']);
+
+/** The one error a store raises; `retriable` says whether trying again may help. */
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  readonly retriable: boolean;
+  /** The backend's own error code, for logs (e.g. an FDB error number). */
+  readonly backendCode: number | string | undefined;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown; backendCode?: number | string }) {
+    super(message, { cause: options?.cause });
+    this.name = 'StoreError';
+    this.code = code;
+    this.retriable = RETRIABLE.has(code);
+    this.backendCode = options?.backendCode;
+  }
+}
+
+/** Encodes a counter operand as {@link Transaction.add} expects it. */
+export function encodeCounter(value: number | bigint): Bytes {
+  const buf = Buffer.alloc(8);
+  buf.writeBigInt64LE(BigInt.asIntN(64, BigInt(value)));
+  return buf;
+}
+
+/** Reads a counter written by {@link Transaction.add}; absent is 0. */
+export function decodeCounter(value: Bytes | undefined): bigint {
+  if (value === undefined || value.length === 0) return 0n;
+  const buf = Buffer.alloc(8);
+  value.copy(buf, 0, 0, Math.min(8, value.length));
+  return buf.readBigInt64LE();
+}
+
+/** The first key after every key that starts with `prefix`. */
+export function prefixEnd(prefix: Bytes): Bytes {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] !== 0xff) {
+      end[i] = end[i]! + 1;
+      return end.subarray(0, i + 1);
+    }
+  }
+  throw new RangeError('A prefix of only 0xff bytes has no end key.');
+}

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { CHUNK_BYTES, clearRecord, readRecord, tenantKeyspace, writeRecord } from '../../../src/store/keyspace.js';
+import type { StoreInitializer } from './initializer.js';
+import { freshStore } from './helpers.js';
+
+export function keyspaceSpec(init: StoreInitializer): void {
+  describe('records split across keys', () => {
+    const handle = freshStore(init);
+    const space = tenantKeyspace('conformance').checkpoints;
+
+    it('stores a 2 MB record in chunks and reads it back byte for byte', async () => {
+      const { store } = handle();
+      const blob = randomBytes(2 * 1024 * 1024);
+      await store.transact(async (tx) => {
+        writeRecord(tx, space, ['task', 'big'], { blob, note: 'large' });
+      });
+      const chunks = await store.transact((tx) => tx.getPrefix(space.pack('task', 'big')));
+      expect(chunks.length).toBe(Math.ceil((blob.length + 32) / CHUNK_BYTES));
+      for (const chunk of chunks) expect(chunk.value.length).toBeLessThanOrEqual(CHUNK_BYTES);
+      const back = await store.transact((tx) => readRecord<{ blob: Uint8Array; note: string }>(tx, space, ['task', 'big']));
+      expect(back?.note).toBe('large');
+      expect(Buffer.from(back!.blob).equals(blob)).toBe(true);
+    });
+
+    it('clears the old chunks when a record shrinks, and all of them on delete', async () => {
+      const { store } = handle();
+      await store.transact(async (tx) => writeRecord(tx, space, ['task', 'r'], { blob: randomBytes(500_000) }));
+      await store.transact(async (tx) => writeRecord(tx, space, ['task', 'r'], { small: true }));
+      expect(await store.transact((tx) => tx.getPrefix(space.pack('task', 'r')))).toHaveLength(1);
+      expect(await store.transact((tx) => readRecord(tx, space, ['task', 'r']))).toEqual({ small: true });
+      await store.transact(async (tx) => clearRecord(tx, space, ['task', 'r']));
+      expect(await store.transact((tx) => readRecord(tx, space, ['task', 'r']))).toBeUndefined();
+      expect(await store.transact((tx) => tx.getPrefix(space.pack('task', 'r')))).toEqual([]);
+    });
+
+    it('orders tuple keys as their parts order, numbers before strings', async () => {
+      const { store } = handle();
+      const history = tenantKeyspace('conformance').history;
+      await store.transact(async (tx) => {
+        for (const seq of [10, 2, 300, 1]) tx.set(history.pack('t', seq), Buffer.from(String(seq)));
+      });
+      const rows = await store.transact((tx) => tx.getPrefix(history.pack('t'), { reverse: true }));
+      expect(rows.map((row) => history.unpack(row.key)[1])).toEqual([300, 10, 2, 1]);
+    });
+
+    it('keeps tenants apart: one tenant range never holds another tenant key', async () => {
+      const { store } = handle();
+      const a = tenantKeyspace('a');
+      const ab = tenantKeyspace('ab');
+      await store.transact(async (tx) => {
+        writeRecord(tx, a.tasks, ['t'], { tenant: 'a' });
+        writeRecord(tx, ab.tasks, ['t'], { tenant: 'ab' });
+      });
+      const rows = await store.transact((tx) => tx.getPrefix(a.root.prefix));
+      expect(rows).toHaveLength(1);
+    });
+  });
+}

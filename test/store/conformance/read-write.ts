@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { decodeCounter } from '../../../src/store/store.js';
+import type { StoreInitializer } from './initializer.js';
+import { b, freshStore, text } from './helpers.js';
+
+export function readWriteSpec(init: StoreInitializer): void {
+  describe('reads and writes', () => {
+    const handle = freshStore(init);
+
+    it('reads back a committed value, and undefined for an absent key', async () => {
+      const { store } = handle();
+      await store.transact(async (tx) => tx.set(b('k'), b('v1')));
+      const [value, absent] = await store.transact(async (tx) => [await tx.get(b('k')), await tx.get(b('missing'))]);
+      expect(text(value)).toBe('v1');
+      expect(absent).toBeUndefined();
+    });
+
+    it('keeps an empty value apart from an absent key', async () => {
+      const { store } = handle();
+      await store.transact(async (tx) => tx.set(b('empty'), Buffer.alloc(0)));
+      const value = await store.transact((tx) => tx.get(b('empty')));
+      expect(value).toBeDefined();
+      expect(value!.length).toBe(0);
+    });
+
+    it('sees its own writes and clears inside one transaction', async () => {
+      const { store } = handle();
+      await store.transact(async (tx) => tx.set(b('gone'), b('x')));
+      const seen = await store.transact(async (tx) => {
+        tx.set(b('a'), b('1'));
+        const afterSet = text(await tx.get(b('a')));
+        tx.clear(b('gone'));
+        const afterClear = await tx.get(b('gone'));
+        tx.set(b('a'), b('2'));
+        return { afterSet, afterClear, last: text(await tx.get(b('a'))) };
+      });
+      expect(seen).toEqual({ afterSet: '1', afterClear: undefined, last: '2' });
+      expect(text(await store.transact((tx) => tx.get(b('a'))))).toBe('2');
+    });
+
+    it('adds to counters atomically, absent counting as zero', async () => {
+      const { store } = handle();
+      await store.transact(async (tx) => tx.add(b('count'), 5));
+      await store.transact(async (tx) => tx.add(b('count'), -2));
+      await Promise.all(Array.from({ length: 20 }, () => store.transact(async (tx) => tx.add(b('count'), 1))));
+      expect(decodeCounter(await store.transact((tx) => tx.get(b('count'))))).toBe(23n);
+    });
+
+    it('returns the body result and rethrows the body error as is', async () => {
+      const { store } = handle();
+      expect(await store.transact(async () => 42)).toBe(42);
+      class Mine extends Error {}
+      await expect(store.transact(async () => Promise.reject(new Mine('no')))).rejects.toBeInstanceOf(Mine);
+    });
+
+    it('answers ping while open', async () => {
+      await expect(handle().store.ping()).resolves.toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { StoreInitializer } from './initializer.js';
+import { atomicitySpec } from './atomicity.js';
+import { durabilitySpec } from './durability.js';
+import { isolationSpec } from './isolation.js';
+import { keyspaceSpec } from './keyspace.js';
+import { onceSpec } from './once.js';
+import { rangeSpec } from './ranges.js';
+import { readWriteSpec } from './read-write.js';
+import { serializabilitySpec } from './serializability.js';
+import { stampSpec } from './stamps.js';
+
+/** The specs every store must pass, in the order they are reported. */
+const SPECS = [
+  readWriteSpec,
+  atomicitySpec,
+  serializabilitySpec,
+  isolationSpec,
+  rangeSpec,
+  keyspaceSpec,
+  stampSpec,
+  onceSpec,
+  durabilitySpec,
+];
+
+/** Registers the conformance suite for one store. */
+export function runConformance(init: StoreInitializer): void {
+  if (init.skipReason !== undefined) {
+    describe(`store conformance: ${init.name}`, () => {
+      // A visible line in the report, so a skipped backend is never mistaken for a passing one.
+      it.skip(`${init.skipReason}`, () => undefined);
+    });
+    console.log(`[store conformance: ${init.name}] ${init.skipReason}`);
+    return;
+  }
+  describe(`store conformance: ${init.name}`, () => {
+    beforeAll(async () => init.beforeAll?.());
+    afterAll(async () => init.afterAll?.());
+    for (const spec of SPECS) spec(init);
+  });
+}
