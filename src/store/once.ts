@@ -1,10 +1,10 @@
 /**
  * Applying a logical write exactly once. A store may run a transaction body
  * again after a commit whose outcome it could not learn (FoundationDB's 1021
- * `commit_unknown_result`), and a write queued while the store was down is
- * replayed. Either way the same operation reaches the store twice; recording
- * its id in the same transaction as its effect turns the second time into a
- * read of the first result.
+ * `commit_unknown_result`), a client may retry a request, and a write queued
+ * while the store was down is replayed. Recording the operation's id and
+ * result in the same transaction as its effect turns each repeat into a read
+ * of the first result.
  *
  * @module
  */
@@ -17,21 +17,37 @@ export interface OnceResult<T> {
   applied: boolean;
 }
 
+/** The operation id was recorded for a different request (its fingerprint differs). */
+export class OperationReusedError extends Error {
+  override name = 'OperationReusedError';
+}
+
+interface Recorded<T> {
+  f: string;
+  r: T;
+}
+
 /**
  * Runs `body` inside `tx` unless `operationId` is already recorded under
- * `operations`; records `body`'s result with the id. The result must be
- * MessagePack-encodable (plain data).
+ * `operations`, and records `body`'s result with the id. `fingerprint` names
+ * the request; a recorded id with another fingerprint throws
+ * {@link OperationReusedError}. The result must be plain data.
  */
 export async function applyOnce<T>(
   tx: Transaction,
   operations: Subspace,
   operationId: string,
   body: () => Promise<T>,
+  fingerprint = '',
 ): Promise<OnceResult<T>> {
   const key = operations.pack(operationId);
   const recorded = await tx.get(key);
-  if (recorded !== undefined) return { result: decodeValue<{ r: T }>(recorded).r, applied: false };
+  if (recorded !== undefined) {
+    const { f, r } = decodeValue<Recorded<T>>(recorded);
+    if (f !== fingerprint) throw new OperationReusedError('The operation id was already used for another request.');
+    return { result: r, applied: false };
+  }
   const result = await body();
-  tx.set(key, encodeValue({ r: result }));
+  tx.set(key, encodeValue({ f: fingerprint, r: result } satisfies Recorded<T>));
   return { result, applied: true };
 }

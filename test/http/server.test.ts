@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadBinding } from '../../src/store/fdb.js';
 import { startServer } from '../support/server.js';
+
+const fdbClientMissing = await loadBinding().then(
+  () => false,
+  () => true,
+);
 
 describe('the server process', () => {
   let child: ChildProcess | undefined;
@@ -30,6 +36,14 @@ describe('the server process', () => {
     const server = startServer({ BATON_STORE: 'postgres' });
     child = server.child;
     await expect(server.url).rejects.toThrow(/BATON_STORE/);
+    expect(server.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it.runIf(fdbClientMissing)('stops with one sentence naming what to install when BATON_STORE=fdb has no FoundationDB client', async () => {
+    const server = startServer({ BATON_STORE: 'fdb' });
+    child = server.child;
+    await expect(server.url).rejects.toThrow(/libfdb_c/);
+    expect(server.output()).toMatch(/BATON_STORE=fdb needs the FoundationDB client library[^\n]*install/);
     expect(server.output()).not.toMatch(/\n\s+at /);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tenantKeyspace } from '../../../src/store/keyspace.js';
-import { applyOnce } from '../../../src/store/once.js';
+import { applyOnce, OperationReusedError } from '../../../src/store/once.js';
 import { decodeCounter } from '../../../src/store/store.js';
 import type { StoreInitializer } from './initializer.js';
 import { b, freshStore } from './helpers.js';
@@ -24,6 +24,20 @@ export function onceSpec(init: StoreInitializer): void {
       expect(first).toEqual({ result: { checkpointId: 'c-1', version: 1 }, applied: true });
       expect(second).toEqual({ result: { checkpointId: 'c-1', version: 1 }, applied: false });
       expect(decodeCounter(await store.transact((tx) => tx.get(b('applied'))))).toBe(1n);
+    });
+
+    it('refuses an operation id recorded for a different request, writing nothing', async () => {
+      const { store } = handle();
+      await store.transact((tx) => applyOnce(tx, operations, 'op-2', async () => 'first', 'request-a'));
+      await expect(
+        store.transact((tx) =>
+          applyOnce(tx, operations, 'op-2', async () => {
+            tx.set(b('should-not'), b('exist'));
+            return 'second';
+          }, 'request-b'),
+        ),
+      ).rejects.toBeInstanceOf(OperationReusedError);
+      expect(await store.transact((tx) => tx.get(b('should-not')))).toBeUndefined();
     });
 
     it('applies an operation once when both copies race', async () => {
