@@ -34,7 +34,7 @@ export interface LmdbStoreOptions {
 
 const SEQUENCE_KEY = Buffer.from('commit-sequence');
 
-/** A write handed to LMDB and not yet durable: `null` marks a removal. */
+/** A transaction's writes by key: `null` marks a removal. */
 type PendingWrites = Map<string, { key: Bytes; value: Bytes | null }>;
 
 export class LmdbStore implements Store, PendingReader {
@@ -42,8 +42,13 @@ export class LmdbStore implements Store, PendingReader {
   private readonly env: RootDatabase;
   private readonly data: Database<Buffer, Buffer>;
   private readonly meta: Database<Buffer, Buffer>;
-  /** Commits handed to LMDB, oldest first, each with its writes. */
-  private readonly inFlight: { writes: PendingWrites; done: Promise<void> }[] = [];
+  /**
+   * The newest not-yet-durable write of each key, and those keys in byte order
+   * (latin1 strings compare as their bytes do), so range reads find pending
+   * writes by binary search however many commits are in flight.
+   */
+  private readonly pending = new Map<string, { key: Bytes; value: Bytes | null; sequence: bigint }>();
+  private readonly pendingKeys: string[] = [];
   /** The tail of the chain that runs bodies one at a time. */
   private turn: Promise<void> = Promise.resolve();
   /** The last commit handed to LMDB; later transactions resolve after it. */
@@ -130,9 +135,9 @@ export class LmdbStore implements Store, PendingReader {
       const key = Buffer.concat([prefix, stamp, suffix]);
       writes.set(key.toString('latin1'), { key, value });
     }
-    const done = this.commit(writes, this.sequence);
-    const entry = { writes, done };
-    this.inFlight.push(entry);
+    const sequence = this.sequence;
+    const done = this.commit(writes, sequence);
+    for (const [id, write] of writes) this.addPending(id, write.key, write.value, sequence);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
     release();
@@ -141,10 +146,23 @@ export class LmdbStore implements Store, PendingReader {
       await before;
       await done;
     } finally {
-      this.inFlight.splice(this.inFlight.indexOf(entry), 1);
+      for (const id of writes.keys()) this.removePending(id, sequence);
     }
     tx.resolveStamp(stamp);
     return result;
+  }
+
+  private addPending(id: string, key: Bytes, value: Bytes | null, sequence: bigint): void {
+    if (!this.pending.has(id)) this.pendingKeys.splice(lowerBound(this.pendingKeys, id), 0, id);
+    this.pending.set(id, { key, value, sequence });
+  }
+
+  /** Forgets a pending write once durable, unless a later commit wrote the key again. */
+  private removePending(id: string, sequence: bigint): void {
+    if (this.pending.get(id)?.sequence !== sequence) return;
+    this.pending.delete(id);
+    const at = lowerBound(this.pendingKeys, id);
+    if (this.pendingKeys[at] === id) this.pendingKeys.splice(at, 1);
   }
 
   private commit(writes: PendingWrites, sequence: bigint): Promise<void> {
@@ -170,20 +188,17 @@ export class LmdbStore implements Store, PendingReader {
 
   /** The newest not-yet-durable write of `key`, if any: `null` means removed. */
   pendingValue(keyId: string): Bytes | null | undefined {
-    for (let i = this.inFlight.length - 1; i >= 0; i--) {
-      const hit = this.inFlight[i]!.writes.get(keyId);
-      if (hit !== undefined) return hit.value;
-    }
-    return undefined;
+    return this.pending.get(keyId)?.value;
   }
 
   /** Every not-yet-durable write inside `[begin, end)`, newest winning. */
   pendingRange(begin: Bytes, end: Bytes): Map<string, { key: Bytes; value: Bytes | null }> {
     const found = new Map<string, { key: Bytes; value: Bytes | null }>();
-    for (const { writes } of this.inFlight) {
-      for (const [id, write] of writes) {
-        if (Buffer.compare(write.key, begin) >= 0 && Buffer.compare(write.key, end) < 0) found.set(id, write);
-      }
+    const endId = end.toString('latin1');
+    for (let i = lowerBound(this.pendingKeys, begin.toString('latin1')); i < this.pendingKeys.length; i++) {
+      const id = this.pendingKeys[i]!;
+      if (id >= endId) break;
+      found.set(id, this.pending.get(id)!);
     }
     return found;
   }
@@ -214,6 +229,18 @@ export class LmdbStore implements Store, PendingReader {
     await this.lastCommit;
     await this.env.close();
   }
+}
+
+/** The first index of `sorted` whose value is not below `id`. */
+function lowerBound(sorted: string[], id: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]! < id) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function runWithin<T>(work: Promise<T>, deadline: number): Promise<T> {
