@@ -6,6 +6,15 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
+import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
+import { checkpointRoutes } from './http/routes/checkpoints.js';
+import { eventRoutes } from './http/routes/events.js';
+import { keyRoutes } from './http/routes/keys.js';
+import { taskRoutes } from './http/routes/tasks.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import type { ServiceContext, ServiceLogger } from './service/context.js';
+import { EventNotifier } from './service/event-notifier.js';
+import type { Signer } from './service/signing.js';
 import type { Store } from './store/store.js';
 
 export interface AppOptions {
@@ -13,21 +22,44 @@ export interface AppOptions {
   store: Store;
   /** A pino logger; without one the app logs nothing. */
   logger?: FastifyBaseLogger;
+  signer?: Signer;
+  metrics?: Metrics;
+  /** How often live event streams poll the store besides being woken (ms). */
+  eventPollMs?: number;
+  now?: () => Date;
 }
 
+const silent: ServiceLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify(options.logger ? { loggerInstance: options.logger } : { logger: false });
+  const { config, store } = options;
+  const app = Fastify({ ...fastifyOptions(config), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
+  const metrics = options.metrics ?? createMetrics();
+  await registerPlugins(app, { config, metrics });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  const ctx: ServiceContext = {
+    store,
+    metrics,
+    log: options.logger ?? silent,
+    notifier: new EventNotifier(),
+    maxCheckpointBytes: config.maxCheckpointBytes,
+    eventSource: `/baton/${config.host}`,
+    now: options.now ?? (() => new Date()),
+  };
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await options.store.ping();
-      return { status: 'ready', store: { name: options.store.name, status: 'ok' } };
+      await store.ping();
+      return { status: 'ready', store: { name: store.name, status: 'ok' } };
     } catch {
-      return reply.code(503).send({ status: 'unavailable', store: { name: options.store.name, status: 'unavailable' } });
+      return reply.code(503).send({ status: 'unavailable', store: { name: store.name, status: 'unavailable' } });
     }
   });
 
+  await app.register(checkpointRoutes, { ctx, signer: options.signer });
+  await app.register(taskRoutes, { ctx });
+  await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
+  await app.register(keyRoutes, { signer: options.signer });
   return app;
 }

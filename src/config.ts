@@ -26,6 +26,8 @@ export const configSchema = z.object({
   metricsToken: z.string().min(1).optional(),
   /** The largest encoded checkpoint accepted; request bodies may be this large. */
   maxCheckpointBytes: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** An Ed25519 private key (PKCS#8 PEM) that signs finalizations. */
+  signingKeyFile: z.string().min(1).optional(),
   /** Requests per minute allowed to one token. */
   rateLimitPerMinute: z.coerce.number().int().min(1).default(100_000),
 });
@@ -48,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.BATON_METRICS_TOKEN || undefined,
     maxCheckpointBytes: env.BATON_MAX_CHECKPOINT_BYTES || undefined,
     rateLimitPerMinute: env.BATON_RATE_LIMIT_PER_MINUTE || undefined,
+    signingKeyFile: env.BATON_SIGNING_KEY_FILE || undefined,
   });
   if (!parsed.success) {
     const names: Record<string, string> = {
@@ -64,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       metricsToken: 'BATON_METRICS_TOKEN',
       maxCheckpointBytes: 'BATON_MAX_CHECKPOINT_BYTES',
       rateLimitPerMinute: 'BATON_RATE_LIMIT_PER_MINUTE',
+      signingKeyFile: 'BATON_SIGNING_KEY_FILE',
     };
     const lines = parsed.error.issues.map((issue) => {
       const field = String(issue.path[0] ?? '');

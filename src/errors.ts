@@ -38,7 +38,7 @@ export type ErrorCode = keyof typeof ERRORS;
 
 /** One offending field of a request: where it is, and what is wrong with it. */
 export interface FieldError {
-  /** JSON Pointer-like path, e.g. `executionState.phase` or `header:If-Match`. */
+  /** JSON Pointer-like path, e.g. `executionState.phase` or `headers.if-match`. */
   field: string;
   message: string;
 }

@@ -7,15 +7,19 @@
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
+import { loadSigner } from './service/signing.js';
 import { openStore } from './store/open.js';
 import { StoreError } from './store/store.js';
 
-const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
+let logger = pino({ redact: LOG_REDACT_PATHS });
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
   const store = await openStore(config);
-  const app = await buildApp({ config, store, logger });
+  const signer = config.signingKeyFile ? loadSigner(config.signingKeyFile) : undefined;
+  const app = await buildApp({ config, store, logger, ...(signer ? { signer } : {}) });
   await app.listen({ port: config.port, host: config.host });
 
   let closing = false;

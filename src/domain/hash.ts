@@ -1,0 +1,33 @@
+/**
+ * The checkpoint hash: SHA-256 (hex) of the RFC 8785 canonical JSON of the
+ * checkpoint without `compliance.hash` and `compliance.signature`.
+ * `docs/hashing.md` shows how to recompute it elsewhere.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { Checkpoint } from './checkpoint.js';
+
+/** The hashed form: the checkpoint without its hash and signature. */
+export function hashedContent(checkpoint: Checkpoint): Omit<Checkpoint, 'compliance'> & { compliance: Omit<Checkpoint['compliance'], 'hash' | 'signature'> } {
+  const { hash: _hash, signature: _signature, ...compliance } = checkpoint.compliance;
+  return { ...checkpoint, compliance };
+}
+
+/** RFC 8785 canonical JSON of any JSON value. */
+export function canonicalJson(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError('The value has no JSON form.');
+  return text;
+}
+
+export function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The canonical bytes that are hashed, and their hash. */
+export function hashCheckpoint(checkpoint: Checkpoint): { canonical: string; hash: string } {
+  const canonical = canonicalJson(hashedContent(checkpoint));
+  return { canonical, hash: sha256Hex(canonical) };
+}

@@ -1,0 +1,47 @@
+/**
+ * Everything the routes rely on, installed in one call before any route is
+ * registered: zod validation and serialization, the merge-patch body type,
+ * request ids, RFC 9457 errors, authentication, metrics and the OpenAPI
+ * document. Fastify applies hooks and route options only to routes added
+ * after them, hence the order and the "before routes" rule.
+ *
+ * @module
+ */
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Config } from '../../config.js';
+import type { Metrics } from '../../metrics.js';
+import { authPlugin } from './auth.js';
+import { errorsPlugin, frameworkErrors } from './errors.js';
+import { httpMetricsPlugin } from './metrics.js';
+import { openapiPlugin } from './openapi.js';
+import { genReqId, requestIdPlugin } from './request-id.js';
+
+export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';
+
+/**
+ * The Fastify constructor options these plugins depend on; spread them into
+ * `Fastify({ ...fastifyOptions(config), loggerInstance })`.
+ */
+export function fastifyOptions(config: Config) {
+  return {
+    // Room for whitespace: the exact limit applies to the canonical checkpoint, and answers 413 too.
+    bodyLimit: config.maxCheckpointBytes * 2,
+    genReqId,
+    frameworkErrors,
+  } satisfies FastifyServerOptions;
+}
+
+export async function registerPlugins(app: FastifyInstance, opts: { config: Config; metrics: Metrics }): Promise<void> {
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Bodies are JSON; a route that takes text (e.g. an import) adds its own parser in its own scope.
+  app.removeContentTypeParser('text/plain');
+  // A merge patch is a JSON document (RFC 7396), parsed with the same parser and body limit as application/json.
+  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  await app.register(requestIdPlugin);
+  await app.register(errorsPlugin, { metrics: opts.metrics });
+  await app.register(authPlugin, { config: opts.config });
+  await app.register(httpMetricsPlugin, { metrics: opts.metrics });
+  await app.register(openapiPlugin);
+}

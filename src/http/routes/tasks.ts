@@ -1,0 +1,66 @@
+/**
+ * /v1/tasks/:taskId: the latest checkpoint, history, and the audit trail
+ * with its verification and evidence export.
+ *
+ * @module
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { AppError } from '../../errors.js';
+import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit-trail.js';
+import type { ServiceContext } from '../../service/context.js';
+import { latestCheckpoint, taskHistory } from '../../service/queries.js';
+import { accepts, actorOf, etag } from '../request-context.js';
+import { pageQuery, taskParams } from '../schemas.js';
+
+const NDJSON = 'application/x-ndjson';
+
+export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceContext }): Promise<void> {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/v1/tasks/:taskId/checkpoints/latest',
+    { schema: { tags: ['tasks'], summary: 'The newest checkpoint whose hash verifies', params: taskParams } },
+    async (request, reply) => {
+      const { checkpoint, skipped } = await latestCheckpoint(ctx, actorOf(request), request.params.taskId);
+      // Corrupt checkpoints newer than this one were skipped; they are named here and reported as events.
+      if (skipped.length > 0) reply.header('Baton-Skipped-Corrupt', skipped.join(','));
+      return reply.header('ETag', etag(checkpoint.version)).send(checkpoint);
+    },
+  );
+
+  app.get(
+    '/v1/tasks/:taskId/checkpoints',
+    { schema: { tags: ['tasks'], summary: 'A task’s checkpoints, newest first', params: taskParams, querystring: pageQuery } },
+    async (request) => taskHistory(ctx, actorOf(request), request.params.taskId, request.query.limit, request.query.cursor),
+  );
+
+  app.get(
+    '/v1/tasks/:taskId/audit',
+    {
+      schema: { tags: ['audit'], summary: 'Audit entries; Accept: application/x-ndjson streams the whole trail', params: taskParams, querystring: pageQuery },
+      config: { roles: ['auditor', 'admin', 'writer'] },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      if (accepts(request, NDJSON)) {
+        if (!(await taskExists(ctx, actor, request.params.taskId))) throw new AppError('not_found', { detail: 'No task with this id exists.' });
+        const lines = async function* () {
+          for await (const entry of auditEntries(ctx, actor, request.params.taskId)) yield `${JSON.stringify(entry)}\n`;
+        };
+        return reply
+          .type(NDJSON)
+          .header('Content-Disposition', `attachment; filename="audit-${encodeURIComponent(request.params.taskId)}.ndjson"`)
+          .send(Readable.from(lines()));
+      }
+      return auditPage(ctx, actor, request.params.taskId, request.query.limit, request.query.cursor);
+    },
+  );
+
+  app.get(
+    '/v1/tasks/:taskId/audit/verify',
+    { schema: { tags: ['audit'], summary: 'Recompute the audit chain; names the first broken entry', params: taskParams } },
+    async (request) => verifyAudit(ctx, actorOf(request), request.params.taskId),
+  );
+}

@@ -1,0 +1,62 @@
+/**
+ * Secondary indexes of checkpoints, maintained in the same transaction as the
+ * record: one `update(old, new)` for insert, change and delete, clearing the
+ * entries that no longer hold. An entry is `(name, value, createdAt, id)` →
+ * taskId, so a scan newest-first needs no second lookup to find the record.
+ *
+ * @module
+ */
+import type { Checkpoint } from '../domain/checkpoint.js';
+import { encodeValue, type Subspace } from '../store/keyspace.js';
+import type { Transaction } from '../store/store.js';
+
+export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file'] as const;
+export type IndexName = (typeof INDEX_NAMES)[number];
+
+/** The `(name, value)` pairs a checkpoint is indexed under. */
+export function indexEntries(checkpoint: Checkpoint): [IndexName, string][] {
+  const entries: [IndexName, string][] = [
+    ['all', ''],
+    ['task', checkpoint.taskId],
+    ['agent', checkpoint.agentId],
+    ['status', checkpoint.status],
+  ];
+  if (checkpoint.agentType) entries.push(['agentType', checkpoint.agentType]);
+  if (checkpoint.executionState.phase) entries.push(['phase', checkpoint.executionState.phase]);
+  if (checkpoint.finalStatus) entries.push(['finalStatus', checkpoint.finalStatus]);
+  for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
+  for (const path of filePaths(checkpoint)) entries.push(['file', path]);
+  return entries;
+}
+
+export function labelTerm(key: string, value: string | number | boolean): string {
+  return `${key}=${String(value)}`;
+}
+
+/** Every file path a checkpoint names: in its items and in `metrics.filesModified`. */
+export function filePaths(checkpoint: Checkpoint): Set<string> {
+  const paths = new Set<string>();
+  const add = (ref: unknown): void => {
+    if (typeof ref === 'string') paths.add(ref);
+    else if (ref && typeof ref === 'object' && typeof (ref as { path?: unknown }).path === 'string') paths.add((ref as { path: string }).path);
+  };
+  const state = checkpoint.executionState;
+  for (const item of [...(state.completedItems ?? []), ...(state.pendingItems ?? []), ...(state.blockedItems ?? [])]) {
+    if (typeof item !== 'object' || !item.files) continue;
+    for (const list of [item.files.created, item.files.modified, item.files.deleted]) list?.forEach(add);
+  }
+  checkpoint.metrics.filesModified?.forEach(add);
+  return paths;
+}
+
+/** Brings the index from `before`'s entries to `after`'s; either may be absent. */
+export function updateIndexes(tx: Transaction, index: Subspace, before: Checkpoint | undefined, after: Checkpoint | undefined): void {
+  const key = (c: Checkpoint, [name, value]: [IndexName, string]) => index.pack(name, value, c.createdAt, c.id);
+  const old = new Map(before ? indexEntries(before).map((e) => [key(before, e).toString('latin1'), key(before, e)]) : []);
+  const next = new Map(after ? indexEntries(after).map((e) => [key(after, e).toString('latin1'), key(after, e)]) : []);
+  for (const [id, k] of old) if (!next.has(id)) tx.clear(k);
+  if (after) {
+    const value = encodeValue(after.taskId);
+    for (const [id, k] of next) if (!old.has(id)) tx.set(k, value);
+  }
+}

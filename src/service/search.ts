@@ -1,0 +1,136 @@
+/**
+ * Search over the secondary indexes. One index drives the scan (the most
+ * selective filter given), newest first within the time range; the other
+ * filters are checked on each record. A page scans a bounded number of index
+ * entries, so a rare match cannot make one request unbounded: the cursor
+ * then carries on where the scan stopped.
+ *
+ * @module
+ */
+import type { Checkpoint } from '../domain/checkpoint.js';
+import { decodeValue } from '../store/keyspace.js';
+import type { Actor, ServiceContext } from './context.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { filePaths, labelTerm, type IndexName } from './indexes.js';
+import type { Listed } from './queries.js';
+import { loadCurrent, reportCorruption, type Corruption } from './reads.js';
+import { keyspaceOf } from './task-write.js';
+
+export interface SearchQuery {
+  taskId?: string;
+  agentId?: string;
+  agentType?: string;
+  phase?: string;
+  status?: string;
+  finalStatus?: string;
+  labels?: Record<string, string>;
+  file?: string;
+  from?: string;
+  to?: string;
+  q?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Index entries one page may scan before it answers with what it found. */
+const SCAN_BUDGET = 5_000;
+const BATCH = 200;
+
+const isPosition = (value: unknown): value is { c: string; i: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { c?: unknown }).c === 'string' && typeof (value as { i?: unknown }).i === 'string';
+
+/** The index that drives the scan: the filter that usually matches fewest checkpoints. */
+function drivingIndex(query: SearchQuery): [IndexName, string] {
+  if (query.taskId !== undefined) return ['task', query.taskId];
+  if (query.file !== undefined) return ['file', query.file];
+  const label = Object.entries(query.labels ?? {})[0];
+  if (label !== undefined) return ['label', `${label[0]}=${label[1]}`];
+  if (query.agentId !== undefined) return ['agent', query.agentId];
+  if (query.finalStatus !== undefined) return ['finalStatus', query.finalStatus];
+  if (query.agentType !== undefined) return ['agentType', query.agentType];
+  if (query.phase !== undefined) return ['phase', query.phase];
+  if (query.status !== undefined) return ['status', query.status];
+  return ['all', ''];
+}
+
+export function matches(checkpoint: Checkpoint, query: SearchQuery): boolean {
+  if (query.taskId !== undefined && checkpoint.taskId !== query.taskId) return false;
+  if (query.agentId !== undefined && checkpoint.agentId !== query.agentId) return false;
+  if (query.agentType !== undefined && checkpoint.agentType !== query.agentType) return false;
+  if (query.phase !== undefined && checkpoint.executionState.phase !== query.phase) return false;
+  if (query.status !== undefined && checkpoint.status !== query.status) return false;
+  if (query.finalStatus !== undefined && checkpoint.finalStatus !== query.finalStatus) return false;
+  for (const [key, value] of Object.entries(query.labels ?? {})) {
+    const actual = checkpoint.labels[key];
+    if (actual === undefined || labelTerm(key, actual) !== labelTerm(key, value)) return false;
+  }
+  if (query.file !== undefined && !filePaths(checkpoint).has(query.file)) return false;
+  if (query.from !== undefined && checkpoint.createdAt < query.from) return false;
+  if (query.to !== undefined && checkpoint.createdAt > query.to) return false;
+  if (query.q !== undefined && !searchableText(checkpoint).includes(query.q.toLowerCase())) return false;
+  return true;
+}
+
+/** The text `q` searches: items, decisions and the current focus, lower-cased. */
+function searchableText(checkpoint: Checkpoint): string {
+  const parts: string[] = [];
+  const add = (value: unknown): void => {
+    if (typeof value === 'string') parts.push(value);
+    else if (value && typeof value === 'object') {
+      for (const field of ['description', 'blocker', 'decision', 'rationale', 'id']) {
+        const text = (value as Record<string, unknown>)[field];
+        if (typeof text === 'string') parts.push(text);
+      }
+    }
+  };
+  const state = checkpoint.executionState;
+  [state.completedItems, state.pendingItems, state.blockedItems].forEach((list) => list?.forEach(add));
+  add(state.currentFocus);
+  const summary = checkpoint.contextSummary;
+  [summary.keyDecisions, summary.assumptions, summary.constraints, summary.externalDependencies].forEach((list) => list?.forEach(add));
+  return parts.join('\n').toLowerCase();
+}
+
+export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query: SearchQuery): Promise<Listed<Checkpoint>> {
+  const started = performance.now();
+  const ks = keyspaceOf(actor.tenant);
+  const [name, value] = drivingIndex(query);
+  const position = decodeCursor(query.cursor, isPosition);
+  const { items, corrupt, stoppedAt, exhausted } = await ctx.store.transact(async (tx) => {
+    const bounds = ks.index.range(name, value);
+    const begin = query.from !== undefined ? ks.index.pack(name, value, query.from) : bounds.begin;
+    // `to` is inclusive: every createdAt up to it, whatever id follows.
+    let end = query.to !== undefined ? ks.index.range(name, value, query.to).end : bounds.end;
+    if (position !== undefined) end = ks.index.pack(name, value, position.c, position.i);
+    const items: Checkpoint[] = [];
+    const corrupt: Corruption[] = [];
+    let scanned = 0;
+    let stoppedAt: { c: string; i: string } | undefined;
+    for (;;) {
+      const rows = await tx.getRange(begin, end, { limit: BATCH, reverse: true });
+      for (const row of rows) {
+        const [, , createdAt, id] = ks.index.unpack(row.key) as [string, string, string, string];
+        scanned += 1;
+        stoppedAt = { c: createdAt, i: id };
+        const loaded = await loadCurrent(tx, ks, decodeValue<string>(row.value), id);
+        if (loaded !== undefined) {
+          if (!loaded.ok) corrupt.push(loaded.corruption);
+          else if (matches(loaded.checkpoint, query)) items.push(loaded.checkpoint);
+        }
+        if (items.length >= query.limit || scanned >= SCAN_BUDGET) {
+          // One more index entry tells whether a next page can exist at all.
+          const rest = await tx.getRange(begin, row.key, { limit: 1, reverse: true });
+          return { items, corrupt, stoppedAt, exhausted: rest.length === 0 };
+        }
+      }
+      if (rows.length < BATCH) return { items, corrupt, stoppedAt, exhausted: true };
+      end = rows[rows.length - 1]!.key;
+    }
+  });
+  ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);
+  for (const c of corrupt) await reportCorruption(ctx, actor, c);
+  const page: Listed<Checkpoint> = { items };
+  if (!exhausted && stoppedAt !== undefined) page.nextCursor = encodeCursor(stoppedAt);
+  if (corrupt.length > 0) page.corrupted = corrupt.map((c) => c.checkpointId);
+  return page;
+}

@@ -1,0 +1,51 @@
+/**
+ * Ed25519 signatures at finalization (21 CFR Part 11): the signer, the time
+ * and the meaning, over the checkpoint hash. The key comes from
+ * BATON_SIGNING_KEY_FILE (PKCS#8 PEM); `GET /v1/keys` publishes its public half.
+ *
+ * @module
+ */
+import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { SignatureRecord } from '../domain/checkpoint.js';
+import { canonicalJson, sha256Hex } from '../domain/hash.js';
+
+export interface PublicKeyInfo {
+  keyId: string;
+  algorithm: 'Ed25519';
+  publicKeyPem: string;
+}
+
+export interface Signer {
+  publicKey: PublicKeyInfo;
+  sign(hash: string, signer: string, meaning: string): SignatureRecord;
+}
+
+/** What is signed: the canonical JSON of the hash, signer, meaning and time. */
+export function signedPayload(record: Omit<SignatureRecord, 'value' | 'algorithm' | 'keyId'>, hash: string): Buffer {
+  return Buffer.from(canonicalJson({ hash, signer: record.signer, meaning: record.meaning, signedAt: record.signedAt }));
+}
+
+export function loadSigner(keyFile: string, now: () => Date = () => new Date()): Signer {
+  const privateKey = createPrivateKey(readFileSync(keyFile));
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('BATON_SIGNING_KEY_FILE must hold an Ed25519 private key (PKCS#8 PEM).');
+  const publicKey = createPublicKey(privateKey);
+  const der = publicKey.export({ format: 'der', type: 'spki' });
+  const info: PublicKeyInfo = {
+    keyId: sha256Hex(der).slice(0, 16),
+    algorithm: 'Ed25519',
+    publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+  };
+  return {
+    publicKey: info,
+    sign(hash, signer, meaning) {
+      const base = { signer, meaning, signedAt: now().toISOString() };
+      const value = edSign(null, signedPayload(base, hash), privateKey).toString('base64');
+      return { algorithm: 'Ed25519', keyId: info.keyId, ...base, value };
+    },
+  };
+}
+
+export function verifySignature(publicKey: KeyObject, record: SignatureRecord, hash: string): boolean {
+  return edVerify(null, signedPayload(record, hash), publicKey, Buffer.from(record.value, 'base64'));
+}
