@@ -1,0 +1,79 @@
+/**
+ * The real app over a real LMDB store in a fresh temporary directory, for
+ * route tests through `inject` or over a socket. Each call is independent;
+ * `close` removes everything it made.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppOptions } from '../../src/app.js';
+import { configSchema, type Config } from '../../src/config.js';
+import { LmdbStore } from '../../src/store/lmdb.js';
+
+export const TOKENS = {
+  writer: 'writer-secret-0123456789abcdef',
+  auditor: 'auditor-secret-0123456789abcdef',
+  admin: 'admin-secret-0123456789abcdef',
+  acmeWriter: 'acme-writer-secret-0123456789',
+} as const;
+
+export type Who = keyof typeof TOKENS;
+
+export function auth(who: Who = 'writer'): { authorization: string } {
+  return { authorization: `Bearer ${TOKENS[who]}` };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: LmdbStore;
+  dir: string;
+  config: Config;
+  /** Closes the app and the store, and removes the data directory. */
+  close(): Promise<void>;
+}
+
+export async function buildTestApp(options: { config?: Partial<Config>; app?: Partial<AppOptions> } = {}): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-app-'));
+  const config = configSchema.parse({
+    dataDir: dir,
+    tokens: `writer:${TOKENS.writer},auditor:${TOKENS.auditor},admin:${TOKENS.admin},writer:${TOKENS.acmeWriter}:acme`,
+    logLevel: 'silent',
+    ...options.config,
+  });
+  const store = LmdbStore.open({ path: dir });
+  const app = await buildApp({ config, store, eventPollMs: 100, ...options.app });
+  await app.ready();
+  return {
+    app,
+    store,
+    dir,
+    config,
+    async close() {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A small valid checkpoint body for `taskId`; `extra` is merged in at the top level. */
+export function checkpointBody(taskId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    taskId,
+    agentId: 'agent-1',
+    agentType: 'implementation',
+    executionState: {
+      phase: 'implementing',
+      completedItems: ['wrote the parser', { description: 'added tests', files: { created: ['test/parser.test.ts'] } }],
+      pendingItems: [{ id: 'p1', description: 'wire the CLI', files: { modified: [{ path: 'src/cli.ts', sha256: 'a'.repeat(64) }] } }],
+      blockedItems: [],
+      currentFocus: 'p1',
+    },
+    contextSummary: { keyDecisions: [{ decision: 'use LMDB', rationale: 'embedded, durable' }], assumptions: ['node 20'] },
+    metrics: { tokensConsumed: 1200, toolsInvoked: 7, filesModified: ['src/parser.ts'], contextUtilization: 0.42 },
+    recovery: { continuationPrompt: 'Continue with p1.' },
+    labels: { team: 'core' },
+    ...extra,
+  };
+}
