@@ -1,0 +1,51 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { auth, buildTestApp, checkpointBody, type TestApp } from '../support/app.js';
+
+describe('observability of checkpoint operations', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await buildTestApp();
+  });
+  afterEach(async () => t.close());
+
+  it('counts writes and reads in the checkpoint latency histograms', async () => {
+    const created = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('obs-1') });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().id as string;
+    await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${id}`, headers: auth() });
+    await t.app.inject({ method: 'GET', url: '/v1/tasks/obs-1/checkpoints', headers: auth() });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toMatch(/checkpoint_write_latency_ms_count\{operation="create"\} 1\b/);
+    expect(metrics.body).toMatch(/checkpoint_read_latency_ms_count\{operation="get"\} 1\b/);
+    expect(metrics.body).toMatch(/checkpoint_read_latency_ms_count\{operation="history"\} 1\b/);
+    expect(metrics.body).toMatch(/checkpoint_size_bytes_count 1\b/);
+    for (const name of ['handoff_success_rate', 'recovery_attempts_total', 'http_requests_total']) expect(metrics.body).toContain(name);
+  });
+
+  it('describes every v1 route in the OpenAPI document', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const spec = res.json() as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(spec.openapi).toMatch(/^3\.1/);
+    const expected: [string, string][] = [
+      ['/v1/checkpoints', 'post'],
+      ['/v1/checkpoints', 'get'],
+      ['/v1/checkpoints/{id}', 'get'],
+      ['/v1/checkpoints/{id}', 'patch'],
+      ['/v1/checkpoints/{id}/finalize', 'post'],
+      ['/v1/checkpoints/{id}/links', 'post'],
+      ['/v1/checkpoints/{id}/lineage', 'get'],
+      ['/v1/checkpoints/{id}/revisions', 'get'],
+      ['/v1/tasks/{taskId}/checkpoints/latest', 'get'],
+      ['/v1/tasks/{taskId}/checkpoints', 'get'],
+      ['/v1/tasks/{taskId}/audit', 'get'],
+      ['/v1/tasks/{taskId}/audit/verify', 'get'],
+      ['/v1/events', 'get'],
+      ['/v1/keys', 'get'],
+    ];
+    for (const [path, method] of expected) expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    const body = JSON.stringify(spec.paths['/v1/checkpoints']!.post);
+    expect(body).toContain('executionState');
+  });
+});
