@@ -22,9 +22,10 @@ function checkCursor(after: string | undefined): void {
 export async function eventPage(ctx: ServiceContext, actor: Actor, query: EventQuery): Promise<{ items: StoredEvent[]; nextCursor?: string }> {
   checkCursor(query.after);
   const ks = keyspaceOf(actor.tenant);
-  const { items } = await ctx.store.transact((tx) => readEvents(tx, ks.events, query.after, query.limit, query.types));
-  const page: { items: StoredEvent[]; nextCursor?: string } = { items };
-  if (items.length === query.limit) page.nextCursor = items[items.length - 1]!.cursor;
+  // One event more than asked tells whether this is the last page.
+  const { items } = await ctx.store.transact((tx) => readEvents(tx, ks.events, query.after, query.limit + 1, query.types));
+  const page: { items: StoredEvent[]; nextCursor?: string } = { items: items.slice(0, query.limit) };
+  if (items.length > query.limit) page.nextCursor = page.items[page.items.length - 1]!.cursor;
   return page;
 }
 

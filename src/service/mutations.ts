@@ -14,7 +14,7 @@ import { encodeValue, readRecord, writeRecord } from '../store/keyspace.js';
 import type { Actor, ServiceContext, WriteOptions } from './context.js';
 import { updateIndexes } from './indexes.js';
 import { getCheckpoint, taskOf } from './reads.js';
-import { toStored, type StoredCheckpoint } from './records.js';
+import { toStored, verifyStored, type StoredCheckpoint } from './records.js';
 import { writeTask, type TaskWrite } from './task-write.js';
 
 /** What a write answers: the checkpoint as written, and whether this is a replayed answer. */
@@ -121,7 +121,10 @@ export function summary(checkpoint: Checkpoint, hash: string): Record<string, un
 /**
  * The shared shape of every change to an existing checkpoint: read it,
  * compute the next version outside the transaction, then write it if the
- * version read is still current. `prepare` may throw an AppError; it is
+ * version read is still current. When another write got there first, the
+ * next version is computed again inside the transaction from what is current
+ * then (writes to one task are serialized, so this always makes progress),
+ * unless If-Match named the version read, which makes it a 412. Refusals are
  * raised inside the transaction, after the idempotency check, so a retried
  * request still gets its first answer.
  */
@@ -135,52 +138,60 @@ export async function changeCheckpoint(
   sign?: (hash: string) => SignatureRecord,
 ): Promise<WriteResult> {
   const started = performance.now();
-  for (let attempt = 0; ; attempt++) {
-    const current = await getCheckpoint(ctx, actor, checkpointId);
-    let next: Checkpoint | undefined;
-    let prepared: ReturnType<typeof toStored> | undefined;
-    let refusal: unknown;
-    try {
-      if (current.status === 'finalized') throw new AppError('checkpoint_finalized', { extra: { checkpointId } });
-      if (options.ifMatch !== undefined && options.ifMatch !== current.version) {
-        throw new AppError('version_conflict', { extra: { currentVersion: current.version } });
-      }
-      next = prepare(current, ctx.now().toISOString());
-      next.version = current.version + 1;
-      next.updatedAt = ctx.now().toISOString();
-      prepared = sized(ctx, next);
-      if (sign) {
-        // The signature covers the hash, so it is made after hashing and kept beside the content.
-        next.compliance.signature = sign(prepared.hash);
-        prepared.stored.s = next.compliance.signature;
-      }
-    } catch (error) {
-      refusal = error;
+  const plan = (current: Checkpoint): { next: Checkpoint; prepared: ReturnType<typeof toStored> } => {
+    if (current.status === 'finalized') throw new AppError('checkpoint_finalized', { extra: { checkpointId } });
+    if (options.ifMatch !== undefined && options.ifMatch !== current.version) {
+      throw new AppError('version_conflict', { extra: { currentVersion: current.version } });
     }
+    const now = ctx.now().toISOString();
+    const next = prepare(current, now);
+    next.version = current.version + 1;
+    next.updatedAt = now;
+    const prepared = sized(ctx, next);
+    if (sign) {
+      // The signature covers the hash, so it is made after hashing and kept beside the content.
+      next.compliance.signature = sign(prepared.hash);
+      prepared.stored.s = next.compliance.signature;
+    }
+    return { next, prepared };
+  };
 
-    let moved = false;
-    const { result, replayed } = await writeTask<Written | null>(ctx, actor, options, current.taskId, async (write) => {
-      if (refusal !== undefined) throw refusal;
-      const raw = await readRecord<StoredCheckpoint>(write.tx, write.ks.checkpoints, [current.taskId, checkpointId]);
-      if (raw?.h !== current.compliance.hash) {
-        // Changed since it was read: If-Match makes that a 412; otherwise read it again.
-        if (options.ifMatch !== undefined) throw new AppError('version_conflict');
-        moved = true;
-        return null;
-      }
-      const beforeHash = current.compliance.hash;
-      writeRecord(write.tx, write.ks.revisions, [checkpointId, current.version], raw);
-      writeRecord(write.tx, write.ks.checkpoints, [current.taskId, checkpointId], prepared!.stored);
-      updateIndexes(write.tx, write.ks.index, current, next!);
-      await apply(write, current, next!, prepared!.hash);
-      write.audit({ action: options.action, checkpointId, version: next!.version, beforeHash, afterHash: prepared!.hash, agentId: next!.agentId });
-      return { checkpointId, version: next!.version };
-    });
-    if (moved && attempt < 5) continue;
-    if (moved || result === null) throw new AppError('conflict');
-    ctx.metrics.checkpointWriteLatency.observe({ operation: options.action }, performance.now() - started);
-    ctx.log.info({ tenant: actor.tenant, taskId: current.taskId, checkpointId, version: result.version, action: options.action, replayed }, 'checkpoint changed');
-    if (!replayed) return { checkpoint: { ...next!, compliance: { ...next!.compliance, hash: prepared!.hash } }, replayed };
-    return { checkpoint: await getCheckpoint(ctx, actor, result.checkpointId, result.version), replayed };
+  const read = await getCheckpoint(ctx, actor, checkpointId);
+  let planned: ReturnType<typeof plan> | undefined;
+  let refusal: unknown;
+  try {
+    planned = plan(read);
+  } catch (error) {
+    refusal = error;
   }
+
+  let written: { before: Checkpoint; next: Checkpoint; hash: string } | undefined;
+  const { result, replayed } = await writeTask<Written>(ctx, actor, options, read.taskId, async (write) => {
+    const raw = await readRecord<StoredCheckpoint>(write.tx, write.ks.checkpoints, [read.taskId, checkpointId]);
+    let current = read;
+    let step = planned;
+    if (raw?.h !== read.compliance.hash) {
+      const verified = verifyStored(raw);
+      if (!verified.ok) throw new AppError('checkpoint_corrupted', { extra: { checkpointId } });
+      current = verified.checkpoint;
+      step = plan(current);
+    } else if (refusal !== undefined) {
+      throw refusal;
+    }
+    const { next, prepared } = step!;
+    writeRecord(write.tx, write.ks.revisions, [checkpointId, current.version], raw);
+    writeRecord(write.tx, write.ks.checkpoints, [current.taskId, checkpointId], prepared.stored);
+    updateIndexes(write.tx, write.ks.index, current, next);
+    await apply(write, current, next, prepared.hash);
+    write.audit({ action: options.action, checkpointId, version: next.version, beforeHash: current.compliance.hash, afterHash: prepared.hash, agentId: next.agentId });
+    written = { before: current, next, hash: prepared.hash };
+    return { checkpointId, version: next.version };
+  });
+  ctx.metrics.checkpointWriteLatency.observe({ operation: options.action }, performance.now() - started);
+  ctx.log.info({ tenant: actor.tenant, taskId: read.taskId, checkpointId, version: result.version, action: options.action, replayed }, 'checkpoint changed');
+  if (!replayed && written !== undefined) {
+    const { next, hash } = written;
+    return { checkpoint: { ...next, compliance: { ...next.compliance, hash } }, replayed };
+  }
+  return { checkpoint: await getCheckpoint(ctx, actor, result.checkpointId, result.version), replayed };
 }

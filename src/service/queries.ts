@@ -109,12 +109,9 @@ export async function checkpointRevisions(ctx: ServiceContext, actor: Actor, che
       const [, version] = ks.revisions.unpack(row.key) as [string, number, number];
       if (seen.has(version)) continue;
       seen.add(version);
-      const raw = await readRecord<StoredCheckpoint>(tx, ks.revisions, [checkpointId, version]);
-      infos.push(info(raw, version));
+      infos.push(info(await readRecord<StoredCheckpoint>(tx, ks.revisions, [checkpointId, version]).catch(() => undefined), version));
     }
-    const current = await readRecord<StoredCheckpoint>(tx, ks.checkpoints, [taskId, checkpointId]);
-    const currentInfo = info(current, undefined);
-    infos.push(currentInfo);
+    infos.push(info(await readRecord<StoredCheckpoint>(tx, ks.checkpoints, [taskId, checkpointId]).catch(() => undefined), undefined));
     return infos.sort((a, b) => a.version - b.version);
   });
   if (items === undefined) throw new AppError('not_found');
@@ -127,7 +124,8 @@ function info(raw: StoredCheckpoint | undefined, version: number | undefined): R
     const c = verified.checkpoint;
     return { version: c.version, hash: c.compliance.hash!, updatedAt: c.updatedAt, status: c.status, verified: true };
   }
-  return { version: version ?? -1, hash: raw?.h ?? '', updatedAt: '', status: 'active', verified: false };
+  // An unreadable record is still listed, so an auditor sees that a version exists and fails.
+  return { version: version ?? -1, hash: typeof raw?.h === 'string' ? raw.h : '', updatedAt: '', status: 'active', verified: false };
 }
 
 export interface LineageNode {

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
+import { AppError } from '../errors.js';
 import { decodeValue } from '../store/keyspace.js';
 import type { Actor, ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -36,8 +37,19 @@ export interface SearchQuery {
 const SCAN_BUDGET = 5_000;
 const BATCH = 200;
 
-const isPosition = (value: unknown): value is { c: string; i: string } =>
-  typeof value === 'object' && value !== null && typeof (value as { c?: unknown }).c === 'string' && typeof (value as { i?: unknown }).i === 'string';
+/** Where a page stopped: createdAt and id, and the index scanned, so another query cannot reuse it. */
+type Position = {
+  c: string;
+  i: string;
+  x: string;
+};
+
+const isPosition = (value: unknown): value is Position =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as { c?: unknown }).c === 'string' &&
+  typeof (value as { i?: unknown }).i === 'string' &&
+  typeof (value as { x?: unknown }).x === 'string';
 
 /** The index that drives the scan: the filter that usually matches fewest checkpoints. */
 function drivingIndex(query: SearchQuery): [IndexName, string] {
@@ -95,7 +107,9 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
   const [name, value] = drivingIndex(query);
+  const scope = `${name}=${value}`;
   const position = decodeCursor(query.cursor, isPosition);
+  if (position !== undefined && position.x !== scope) throw new AppError('invalid_cursor');
   const { items, corrupt, stoppedAt, exhausted } = await ctx.store.transact(async (tx) => {
     const bounds = ks.index.range(name, value);
     const begin = query.from !== undefined ? ks.index.pack(name, value, query.from) : bounds.begin;
@@ -105,13 +119,13 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
     const items: Checkpoint[] = [];
     const corrupt: Corruption[] = [];
     let scanned = 0;
-    let stoppedAt: { c: string; i: string } | undefined;
+    let stoppedAt: Position | undefined;
     for (;;) {
       const rows = await tx.getRange(begin, end, { limit: BATCH, reverse: true });
       for (const row of rows) {
         const [, , createdAt, id] = ks.index.unpack(row.key) as [string, string, string, string];
         scanned += 1;
-        stoppedAt = { c: createdAt, i: id };
+        stoppedAt = { c: createdAt, i: id, x: scope };
         const loaded = await loadCurrent(tx, ks, decodeValue<string>(row.value), id);
         if (loaded !== undefined) {
           if (!loaded.ok) corrupt.push(loaded.corruption);

@@ -42,7 +42,7 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
 
   app.get('/v1/checkpoints/:id', { schema: { tags, summary: 'Read a checkpoint (hash verified)', params: idParams, querystring: versionQuery } }, async (request, reply) => {
     const checkpoint = await getCheckpoint(ctx, actorOf(request), request.params.id, request.query.version);
-    if (request.headers['if-none-match'] === etag(checkpoint.version) && request.query.version === undefined) {
+    if (request.query.version === undefined && noneMatch(request.headers['if-none-match'], checkpoint.version)) {
       return reply.code(304).header('ETag', etag(checkpoint.version)).send();
     }
     return sendCheckpoint(reply, checkpoint);
@@ -97,6 +97,15 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
   app.get('/v1/checkpoints', { schema: { tags, summary: 'Search checkpoints', querystring: searchQuery } }, async (request) =>
     searchCheckpoints(ctx, actorOf(request), toSearch(request.query, request)),
   );
+}
+
+/** RFC 9110 §13.1.2: weak comparison against a list of ETags, or `*`. */
+function noneMatch(header: string | undefined, version: number): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => {
+    const value = tag.trim();
+    return value === '*' || value.replace(/^W\//, '') === etag(version);
+  });
 }
 
 function toSearch(query: z.infer<typeof searchQuery>, request: FastifyRequest): SearchQuery {
