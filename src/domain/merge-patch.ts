@@ -15,8 +15,13 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return structuredClone(patch);
   const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = applyMergePatch(result[key], value);
+    if (value === null) {
+      delete result[key];
+      continue;
+    }
+    // Defined, not assigned: a member named `__proto__` is data here, never the prototype.
+    const current = Object.hasOwn(result, key) ? result[key] : undefined;
+    Object.defineProperty(result, key, { value: applyMergePatch(current, value), enumerable: true, writable: true, configurable: true });
   }
   return result;
 }

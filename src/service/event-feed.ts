@@ -30,7 +30,21 @@ export async function eventPage(ctx: ServiceContext, actor: Actor, query: EventQ
 }
 
 /**
- * Yields events after `after` as they are committed, until `signal` aborts.
+ * The cursor of the newest event now, or undefined when there is none: where a
+ * stream without a cursor starts, so it shows the present and not history.
+ * Fixed before the client is told it is connected, so nothing committed after
+ * that can be missed.
+ */
+export async function presentCursor(ctx: ServiceContext, actor: Actor): Promise<string | undefined> {
+  const ks = keyspaceOf(actor.tenant);
+  return ctx.store.transact(async (tx) => {
+    const rows = await tx.getRange(ks.events.range().begin, ks.events.range().end, { limit: 1, reverse: true });
+    return rows.length === 0 ? undefined : (ks.events.unpack(rows[0]!.key)[0] as unknown as { value: Buffer }).value.toString('hex');
+  });
+}
+
+/**
+ * Yields events after `after` (from the beginning when absent) as they are committed, until `signal` aborts.
  * Wakes on this process's commits and polls, so events written by another
  * instance arrive too.
  */
@@ -44,13 +58,6 @@ export async function* liveEvents(
   checkCursor(query.after);
   const ks = keyspaceOf(actor.tenant);
   let cursor = query.after;
-  if (cursor === undefined) {
-    // A stream without a cursor starts at the present, not at the beginning of history.
-    cursor = await ctx.store.transact(async (tx) => {
-      const rows = await tx.getRange(ks.events.range().begin, ks.events.range().end, { limit: 1, reverse: true });
-      return rows.length === 0 ? undefined : ((ks.events.unpack(rows[0]!.key)[0] as unknown as { value: Buffer }).value.toString('hex'));
-    });
-  }
   let wake: (() => void) | undefined;
   // Set by a commit that lands between a read and the wait, so the wait is skipped.
   let dirty = false;

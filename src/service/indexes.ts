@@ -7,14 +7,27 @@
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
+import { sha256Hex } from '../domain/hash.js';
 import { encodeValue, type Subspace } from '../store/keyspace.js';
 import type { Transaction } from '../store/store.js';
 
 export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
 
-/** The `(name, value)` pairs a checkpoint is indexed under. */
+/** Index values longer than this are indexed by their SHA-256, keeping keys short on every store. */
+const MAX_TERM_BYTES = 256;
+
+/** The form of a filter value inside an index key; search uses the same function. */
+export function indexTerm(value: string): string {
+  return Buffer.byteLength(value) <= MAX_TERM_BYTES ? value : `sha256:${sha256Hex(value)}`;
+}
+
+/** The `(name, value)` pairs a checkpoint is indexed under, values in their index form. */
 export function indexEntries(checkpoint: Checkpoint): [IndexName, string][] {
+  return rawEntries(checkpoint).map(([name, value]) => [name, indexTerm(value)]);
+}
+
+function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
   const entries: [IndexName, string][] = [
     ['all', ''],
     ['task', checkpoint.taskId],

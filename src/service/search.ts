@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
 import { decodeValue } from '../store/keyspace.js';
 import type { Actor, ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { filePaths, labelTerm, type IndexName } from './indexes.js';
+import { filePaths, indexTerm, labelTerm, type IndexName } from './indexes.js';
 import type { Listed } from './queries.js';
 import { loadCurrent, reportCorruption, type Corruption } from './reads.js';
 import { keyspaceOf } from './task-write.js';
@@ -51,8 +51,14 @@ const isPosition = (value: unknown): value is Position =>
   typeof (value as { i?: unknown }).i === 'string' &&
   typeof (value as { x?: unknown }).x === 'string';
 
-/** The index that drives the scan: the filter that usually matches fewest checkpoints. */
+/** The index that drives the scan, with its value in index form. */
 function drivingIndex(query: SearchQuery): [IndexName, string] {
+  const [name, value] = drivingFilter(query);
+  return [name, indexTerm(value)];
+}
+
+/** The filter that usually matches fewest checkpoints. */
+function drivingFilter(query: SearchQuery): [IndexName, string] {
   if (query.taskId !== undefined) return ['task', query.taskId];
   if (query.file !== undefined) return ['file', query.file];
   const label = Object.entries(query.labels ?? {})[0];

@@ -15,6 +15,7 @@ import { authPlugin } from './auth.js';
 import { errorsPlugin, frameworkErrors } from './errors.js';
 import { httpMetricsPlugin } from './metrics.js';
 import { openapiPlugin } from './openapi.js';
+import { registerJsonBody } from './json-body.js';
 import { genReqId, requestIdPlugin } from './request-id.js';
 
 export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';
@@ -37,8 +38,8 @@ export async function registerPlugins(app: FastifyInstance, opts: { config: Conf
   app.setSerializerCompiler(serializerCompiler);
   // Bodies are JSON; a route that takes text (e.g. an import) adds its own parser in its own scope.
   app.removeContentTypeParser('text/plain');
-  // A merge patch is a JSON document (RFC 7396), parsed with the same parser and body limit as application/json.
-  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  // A merge patch is a JSON document (RFC 7396): one parser for both, with the same checks and body limit.
+  registerJsonBody(app);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin, { metrics: opts.metrics });
   await app.register(authPlugin, { config: opts.config });

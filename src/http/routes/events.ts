@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../../service/context.js';
-import { eventPage, liveEvents } from '../../service/event-feed.js';
+import { eventPage, liveEvents, presentCursor } from '../../service/event-feed.js';
 import { EVENT_TYPES, isEventCursor } from '../../service/events.js';
 import { accepts, actorOf } from '../request-context.js';
 import { eventsQuery } from '../schemas.js';
@@ -41,6 +41,7 @@ export async function eventRoutes(base: FastifyInstance, { ctx, pollMs }: { ctx:
       return eventPage(ctx, actor, { ...(after ? { after } : {}), ...(types ? { types } : {}), limit: request.query.limit });
     }
 
+    const start = after ?? (await presentCursor(ctx, actor));
     const abort = new AbortController();
     request.raw.on('close', () => abort.abort());
     reply.hijack();
@@ -55,7 +56,7 @@ export async function eventRoutes(base: FastifyInstance, { ctx, pollMs }: { ctx:
     out.write(': connected\n\n');
     const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
     try {
-      for await (const event of liveEvents(ctx, actor, { ...(after ? { after } : {}), ...(types ? { types } : {}) }, abort.signal, pollMs)) {
+      for await (const event of liveEvents(ctx, actor, { ...(start ? { after: start } : {}), ...(types ? { types } : {}) }, abort.signal, pollMs)) {
         const { cursor, ...cloudEvent } = event;
         out.write(`id: ${cursor}\nevent: ${event.type}\ndata: ${JSON.stringify(cloudEvent)}\n\n`);
       }

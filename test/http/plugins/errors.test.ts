@@ -87,9 +87,9 @@ describe('the error plugin', () => {
     expect(bad.json().errors[0].field).toBe('body');
   });
 
-  it('answers a body over the limit with 413 payload_too_large', async () => {
+  it('answers a body over the limit (twice the checkpoint limit, room for whitespace) with 413 payload_too_large', async () => {
     const { app, config } = await build({ maxCheckpointBytes: 2048 });
-    const payload = JSON.stringify({ ...validBody, taskId: 'x'.repeat(config.maxCheckpointBytes) });
+    const payload = JSON.stringify({ ...validBody, taskId: 'x'.repeat(2 * config.maxCheckpointBytes) });
     const res = await app.inject({ method: 'POST', url: '/test/checkpoints', headers: { ...writer, 'content-type': 'application/json' }, payload });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ code: 'payload_too_large', status: 413 });

@@ -1,0 +1,80 @@
+/**
+ * The JSON body parser for `application/json` and
+ * `application/merge-patch+json`. Besides parsing (with prototype-poisoning
+ * protection), it refuses at the door what could not be hashed or stored
+ * faithfully later: bytes that are not UTF-8, numbers beyond a double, lone
+ * surrogates (RFC 8785 cannot canonicalize them) and nesting deeper than
+ * {@link MAX_DEPTH}. Everything past this point can rely on plain JSON.
+ *
+ * @module
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { AppError, type FieldError } from '../../errors.js';
+
+export const JSON_CONTENT_TYPES = ['application/json', 'application/merge-patch+json'];
+
+/** Deeper than any checkpoint needs, shallow enough for every recursive walk to stay safe. */
+export const MAX_DEPTH = 64;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function invalid(field: string, message: string): AppError {
+  return new AppError('validation_failed', { errors: [{ field, message } satisfies FieldError] });
+}
+
+/** Names the first value that JSON canonicalization could not represent, or undefined. */
+export function firstUnrepresentable(value: unknown, path: string[] = [], depth = 0): FieldError | undefined {
+  const field = path.length === 0 ? 'body' : path.join('.');
+  if (depth > MAX_DEPTH) return { field, message: `nests deeper than ${MAX_DEPTH} levels` };
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { field, message: 'is a number too large to represent' };
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? { field, message: 'holds an unpaired UTF-16 surrogate' } : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = firstUnrepresentable(value[i], [...path, String(i)], depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) return { field, message: 'has a member name with an unpaired UTF-16 surrogate' };
+      const found = firstUnrepresentable(inner, [...path, key], depth + 1);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
+  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(String(request.headers['content-type'] ?? ''))?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw new AppError('unsupported_media_type', { detail: 'Send JSON as UTF-8.' });
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw invalid('body', 'is not valid UTF-8');
+  }
+  if (text.trim() === '') throw invalid('body', 'The body is empty, which is not valid JSON.');
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    throw invalid('body', 'The body is not valid JSON.');
+  }
+  const problem = firstUnrepresentable(value);
+  if (problem) throw invalid(problem.field, problem.message);
+  return value;
+}
+
+export function registerJsonBody(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(JSON_CONTENT_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, parseJsonBody(request, body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
