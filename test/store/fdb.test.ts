@@ -19,15 +19,15 @@ type Cluster = { clusterFile: string } | { docker: true } | { missing: string };
 
 /** Where this run finds FoundationDB, decided before the suite registers so a skip is visible. */
 async function findCluster(): Promise<Cluster> {
+  const fromEnv = process.env.FDB_CLUSTER_FILE;
+  const found: Cluster | undefined = fromEnv ? { clusterFile: fromEnv } : (await dockerAnswers()) ? { docker: true } : undefined;
+  if (found === undefined) return { missing: 'no FoundationDB reachable (set FDB_CLUSTER_FILE or run a Docker engine)' };
   try {
     await loadBinding();
   } catch {
-    return { missing: 'the FoundationDB client is not installed (libfdb_c 7.2 or newer and the npm package foundationdb)' };
+    return { missing: 'a FoundationDB cluster is configured, but its client is not installed (libfdb_c 7.2 or newer and the npm package foundationdb)' };
   }
-  const fromEnv = process.env.FDB_CLUSTER_FILE;
-  if (fromEnv) return { clusterFile: fromEnv };
-  if (await dockerAnswers()) return { docker: true };
-  return { missing: 'no FoundationDB reachable (set FDB_CLUSTER_FILE or run a Docker engine)' };
+  return found;
 }
 
 function dockerAnswers(): Promise<boolean> {
