@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 import { AppError } from '../errors.js';
-import type { Actor, WriteOptions } from '../service/context.js';
+import type { Actor, ServiceContext, WriteOptions } from '../service/context.js';
 
 export function actorOf(request: FastifyRequest): Actor {
   const { role, tenant, subject } = request.principal;
@@ -84,4 +84,9 @@ export function accepts(request: FastifyRequest, mediaType: string): boolean {
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     return q === undefined || Number(q.slice(2)) > 0;
   });
+}
+
+/** The service context with the request's logger, so service logs carry the request id. */
+export function scoped(ctx: ServiceContext, request: FastifyRequest): ServiceContext {
+  return { ...ctx, log: request.log };
 }

@@ -1,5 +1,8 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../support/app.js';
+import { LOG_REDACT_PATHS } from '../../src/http/plugins/auth.js';
+import { auth, buildTestApp, checkpointBody, TOKENS, type TestApp } from '../support/app.js';
 
 describe('observability of checkpoint operations', () => {
   let t: TestApp;
@@ -47,5 +50,25 @@ describe('observability of checkpoint operations', () => {
     for (const [path, method] of expected) expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined();
     const body = JSON.stringify(spec.paths['/v1/checkpoints']!.post);
     expect(body).toContain('executionState');
+  });
+
+  it('logs each checkpoint write as JSON with request id, task id and checkpoint id, and never the token', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    const logged = await buildTestApp({ app: { logger: pino({ level: 'info', redact: LOG_REDACT_PATHS }, sink) } });
+    try {
+      const res = await logged.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { ...auth(), 'x-request-id': 'req-obs-42' }, payload: checkpointBody('obs-log') });
+      expect(res.statusCode).toBe(201);
+      const entry = lines.find((line) => line.msg === 'checkpoint created');
+      expect(entry).toMatchObject({ reqId: 'req-obs-42', taskId: 'obs-log', checkpointId: res.json().id, tenant: 'default' });
+      expect(JSON.stringify(lines)).not.toContain(TOKENS.writer);
+    } finally {
+      await logged.close();
+    }
   });
 });

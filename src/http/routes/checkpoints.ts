@@ -16,7 +16,7 @@ import { checkpointLineage, checkpointRevisions } from '../../service/queries.js
 import { getCheckpoint } from '../../service/reads.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
 import type { Signer } from '../../service/signing.js';
-import { actorOf, etag, ifMatchVersion, markReplay, writeOptions } from '../request-context.js';
+import { actorOf, etag, ifMatchVersion, markReplay, writeOptions, scoped } from '../request-context.js';
 import { finalizeBody, idParams, linkBody, searchQuery, versionQuery } from '../schemas.js';
 
 export interface CheckpointRoutesOptions {
@@ -34,14 +34,14 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
   const app = base.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/checkpoints', { schema: { tags, summary: 'Create a checkpoint', body: checkpointInput } }, async (request, reply) => {
-    const { checkpoint, replayed } = await createCheckpoint(ctx, actorOf(request), request.body, writeOptions(request));
+    const { checkpoint, replayed } = await createCheckpoint(scoped(ctx, request), actorOf(request), request.body, writeOptions(request));
     markReplay(reply, replayed);
     reply.header('Location', `/v1/checkpoints/${checkpoint.id}`);
     return sendCheckpoint(reply, checkpoint, 201);
   });
 
   app.get('/v1/checkpoints/:id', { schema: { tags, summary: 'Read a checkpoint (hash verified)', params: idParams, querystring: versionQuery } }, async (request, reply) => {
-    const checkpoint = await getCheckpoint(ctx, actorOf(request), request.params.id, request.query.version);
+    const checkpoint = await getCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.query.version);
     if (request.query.version === undefined && noneMatch(request.headers['if-none-match'], checkpoint.version)) {
       return reply.code(304).header('ETag', etag(checkpoint.version)).send();
     }
@@ -53,7 +53,7 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     { schema: { tags, summary: 'Change a checkpoint with a JSON Merge Patch (If-Match required)', params: idParams, body: z.unknown() } },
     async (request, reply) => {
       const ifMatch = ifMatchVersion(request, true);
-      const { checkpoint, replayed } = await patchCheckpoint(ctx, actorOf(request), request.params.id, request.body, {
+      const { checkpoint, replayed } = await patchCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.body, {
         ...writeOptions(request),
         ...(ifMatch === undefined ? {} : { ifMatch }),
       });
@@ -67,7 +67,7 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     { schema: { tags, summary: 'Finalize a checkpoint; it is immutable afterwards', params: idParams, body: finalizeBody } },
     async (request, reply) => {
       const ifMatch = ifMatchVersion(request, false);
-      const { checkpoint, replayed } = await finalizeCheckpoint(ctx, actorOf(request), signer, request.params.id, request.body, {
+      const { checkpoint, replayed } = await finalizeCheckpoint(scoped(ctx, request), actorOf(request), signer, request.params.id, request.body, {
         ...writeOptions(request),
         ...(ifMatch === undefined ? {} : { ifMatch }),
       });
@@ -80,22 +80,22 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     '/v1/checkpoints/:id/links',
     { schema: { tags, summary: 'Link a child checkpoint to this parent', params: idParams, body: linkBody } },
     async (request, reply) => {
-      const { checkpoint, replayed } = await linkCheckpoints(ctx, actorOf(request), request.params.id, request.body.childId, writeOptions(request));
+      const { checkpoint, replayed } = await linkCheckpoints(scoped(ctx, request), actorOf(request), request.params.id, request.body.childId, writeOptions(request));
       markReplay(reply, replayed);
       return reply.code(201).header('ETag', etag(checkpoint.version)).send({ parentId: request.params.id, childId: checkpoint.id, child: checkpoint });
     },
   );
 
   app.get('/v1/checkpoints/:id/lineage', { schema: { tags, summary: 'Ancestors to the root, and children', params: idParams } }, async (request) =>
-    checkpointLineage(ctx, actorOf(request), request.params.id),
+    checkpointLineage(scoped(ctx, request), actorOf(request), request.params.id),
   );
 
   app.get('/v1/checkpoints/:id/revisions', { schema: { tags, summary: 'Every version with its hash and time', params: idParams } }, async (request) =>
-    checkpointRevisions(ctx, actorOf(request), request.params.id),
+    checkpointRevisions(scoped(ctx, request), actorOf(request), request.params.id),
   );
 
   app.get('/v1/checkpoints', { schema: { tags, summary: 'Search checkpoints', querystring: searchQuery } }, async (request) =>
-    searchCheckpoints(ctx, actorOf(request), toSearch(request.query, request)),
+    searchCheckpoints(scoped(ctx, request), actorOf(request), toSearch(request.query, request)),
   );
 }
 

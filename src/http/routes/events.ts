@@ -11,7 +11,7 @@ import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../../service/context.js';
 import { eventPage, liveEvents, presentCursor } from '../../service/event-feed.js';
 import { EVENT_TYPES, isEventCursor } from '../../service/events.js';
-import { accepts, actorOf } from '../request-context.js';
+import { accepts, actorOf, scoped } from '../request-context.js';
 import { eventsQuery } from '../schemas.js';
 
 const SSE = 'text/event-stream';
@@ -38,7 +38,7 @@ export async function eventRoutes(base: FastifyInstance, { ctx, pollMs }: { ctx:
     if (after !== undefined && !isEventCursor(after)) throw new AppError('invalid_cursor');
 
     if (!accepts(request, SSE)) {
-      return eventPage(ctx, actor, { ...(after ? { after } : {}), ...(types ? { types } : {}), limit: request.query.limit });
+      return eventPage(scoped(ctx, request), actor, { ...(after ? { after } : {}), ...(types ? { types } : {}), limit: request.query.limit });
     }
 
     const start = after ?? (await presentCursor(ctx, actor));
@@ -56,7 +56,7 @@ export async function eventRoutes(base: FastifyInstance, { ctx, pollMs }: { ctx:
     out.write(': connected\n\n');
     const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
     try {
-      for await (const event of liveEvents(ctx, actor, { ...(start ? { after: start } : {}), ...(types ? { types } : {}) }, abort.signal, pollMs)) {
+      for await (const event of liveEvents(scoped(ctx, request), actor, { ...(start ? { after: start } : {}), ...(types ? { types } : {}) }, abort.signal, pollMs)) {
         const { cursor, ...cloudEvent } = event;
         out.write(`id: ${cursor}\nevent: ${event.type}\ndata: ${JSON.stringify(cloudEvent)}\n\n`);
       }

@@ -11,7 +11,7 @@ import { AppError } from '../../errors.js';
 import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit-trail.js';
 import type { ServiceContext } from '../../service/context.js';
 import { latestCheckpoint, taskHistory } from '../../service/queries.js';
-import { accepts, actorOf, etag } from '../request-context.js';
+import { accepts, actorOf, etag, scoped } from '../request-context.js';
 import { pageQuery, taskParams } from '../schemas.js';
 
 const NDJSON = 'application/x-ndjson';
@@ -23,7 +23,7 @@ export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceC
     '/v1/tasks/:taskId/checkpoints/latest',
     { schema: { tags: ['tasks'], summary: 'The newest checkpoint whose hash verifies', params: taskParams } },
     async (request, reply) => {
-      const { checkpoint, skipped } = await latestCheckpoint(ctx, actorOf(request), request.params.taskId);
+      const { checkpoint, skipped } = await latestCheckpoint(scoped(ctx, request), actorOf(request), request.params.taskId);
       // Corrupt checkpoints newer than this one were skipped; they are named here and reported as events.
       if (skipped.length > 0) reply.header('Baton-Skipped-Corrupt', skipped.join(','));
       return reply.header('ETag', etag(checkpoint.version)).send(checkpoint);
@@ -33,7 +33,7 @@ export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceC
   app.get(
     '/v1/tasks/:taskId/checkpoints',
     { schema: { tags: ['tasks'], summary: 'A task’s checkpoints, newest first', params: taskParams, querystring: pageQuery } },
-    async (request) => taskHistory(ctx, actorOf(request), request.params.taskId, request.query.limit, request.query.cursor),
+    async (request) => taskHistory(scoped(ctx, request), actorOf(request), request.params.taskId, request.query.limit, request.query.cursor),
   );
 
   app.get(
@@ -45,22 +45,22 @@ export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceC
     async (request, reply) => {
       const actor = actorOf(request);
       if (accepts(request, NDJSON)) {
-        if (!(await taskExists(ctx, actor, request.params.taskId))) throw new AppError('not_found', { detail: 'No task with this id exists.' });
+        if (!(await taskExists(scoped(ctx, request), actor, request.params.taskId))) throw new AppError('not_found', { detail: 'No task with this id exists.' });
         const lines = async function* () {
-          for await (const entry of auditEntries(ctx, actor, request.params.taskId)) yield `${JSON.stringify(entry)}\n`;
+          for await (const entry of auditEntries(scoped(ctx, request), actor, request.params.taskId)) yield `${JSON.stringify(entry)}\n`;
         };
         return reply
           .type(NDJSON)
           .header('Content-Disposition', `attachment; filename="audit-${encodeURIComponent(request.params.taskId)}.ndjson"`)
           .send(Readable.from(lines()));
       }
-      return auditPage(ctx, actor, request.params.taskId, request.query.limit, request.query.cursor);
+      return auditPage(scoped(ctx, request), actor, request.params.taskId, request.query.limit, request.query.cursor);
     },
   );
 
   app.get(
     '/v1/tasks/:taskId/audit/verify',
     { schema: { tags: ['audit'], summary: 'Recompute the audit chain; names the first broken entry', params: taskParams } },
-    async (request) => verifyAudit(ctx, actorOf(request), request.params.taskId),
+    async (request) => verifyAudit(scoped(ctx, request), actorOf(request), request.params.taskId),
   );
 }
