@@ -141,7 +141,7 @@ function checkpointWrite(store: Store): Op {
     const id = checkpointId(n);
     const event = encodeValue({ specversion: '1.0', type: 'baton.checkpoint.created', source: '/bench', id, subject: task });
     await store.transact(async (tx) => {
-      writeRecord(tx, keyspace.checkpoints, [task, id], record(task, id, STATE));
+      await writeRecord(tx, keyspace.checkpoints, [task, id], record(task, id, STATE));
       setStampedTuple(tx, keyspace.events, 0, [], event);
     });
   };

@@ -6,7 +6,7 @@
  */
 import { AppError } from '../errors.js';
 import { GENESIS_HASH, checkChain, listAudit, type AuditEntry, type ChainCheck } from './audit.js';
-import type { Actor, ServiceContext } from './context.js';
+import { snapshot, type Actor, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 import { keyspaceOf, readHead } from './task-write.js';
 
@@ -16,7 +16,7 @@ const isSeq = (value: unknown): value is { s: number } =>
 export async function auditPage(ctx: ServiceContext, actor: Actor, taskId: string, limit: number, cursor?: string): Promise<Page<AuditEntry>> {
   const ks = keyspaceOf(actor.tenant);
   const after = decodeCursor(cursor, isSeq)?.s ?? 0;
-  const rows = await ctx.store.transact(async (tx) => {
+  const rows = await snapshot(ctx, async (tx) => {
     if ((await readHead(tx, ks, taskId)) === undefined) return undefined;
     return listAudit(tx, ks.audit, taskId, after, limit + 1);
   });
@@ -32,7 +32,7 @@ export async function* auditEntries(ctx: ServiceContext, actor: Actor, taskId: s
   const ks = keyspaceOf(actor.tenant);
   let after = 0;
   for (;;) {
-    const rows = await ctx.store.transact((tx) => listAudit(tx, ks.audit, taskId, after, 500));
+    const rows = await snapshot(ctx, (tx) => listAudit(tx, ks.audit, taskId, after, 500));
     for (const row of rows) yield row;
     if (rows.length < 500) return;
     after = rows[rows.length - 1]!.seq;
@@ -41,13 +41,13 @@ export async function* auditEntries(ctx: ServiceContext, actor: Actor, taskId: s
 
 export async function taskExists(ctx: ServiceContext, actor: Actor, taskId: string): Promise<boolean> {
   const ks = keyspaceOf(actor.tenant);
-  return (await ctx.store.transact((tx) => readHead(tx, ks, taskId))) !== undefined;
+  return (await snapshot(ctx, (tx) => readHead(tx, ks, taskId))) !== undefined;
 }
 
 /** Recomputes the chain from the first entry; names the first entry that does not hold. */
 export async function verifyAudit(ctx: ServiceContext, actor: Actor, taskId: string): Promise<ChainCheck> {
   const ks = keyspaceOf(actor.tenant);
-  const head = await ctx.store.transact((tx) => readHead(tx, ks, taskId));
+  const head = await snapshot(ctx, (tx) => readHead(tx, ks, taskId));
   if (head === undefined) throw new AppError('not_found', { detail: 'No task with this id exists.' });
   const state = { expectedSeq: 1, prevHash: GENESIS_HASH, count: 0 };
   const batch: AuditEntry[] = [];

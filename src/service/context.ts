@@ -5,7 +5,7 @@
  * @module
  */
 import type { Metrics } from '../metrics.js';
-import type { Store } from '../store/store.js';
+import type { Store, TransactionBody } from '../store/store.js';
 import type { EventNotifier } from './event-notifier.js';
 
 export interface ServiceLogger {
@@ -41,4 +41,9 @@ export interface WriteOptions {
   fingerprint?: string;
   /** The fencing token sent with the write (`Baton-Lease-Epoch`), if any. */
   leaseEpoch?: number;
+}
+
+/** Runs a read on a consistent snapshot of acknowledged data, beside the writers. */
+export function snapshot<T>(ctx: ServiceContext, body: TransactionBody<T>): Promise<T> {
+  return ctx.store.transact(body, { readOnly: true });
 }

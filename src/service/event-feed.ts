@@ -5,7 +5,7 @@
  * @module
  */
 import { AppError } from '../errors.js';
-import type { Actor, ServiceContext } from './context.js';
+import { snapshot, type Actor, type ServiceContext } from './context.js';
 import { isEventCursor, readEvents, type StoredEvent } from './events.js';
 import { keyspaceOf } from './task-write.js';
 
@@ -23,7 +23,7 @@ export async function eventPage(ctx: ServiceContext, actor: Actor, query: EventQ
   checkCursor(query.after);
   const ks = keyspaceOf(actor.tenant);
   // One event more than asked tells whether this is the last page.
-  const { items } = await ctx.store.transact((tx) => readEvents(tx, ks.events, query.after, query.limit + 1, query.types));
+  const { items } = await snapshot(ctx, (tx) => readEvents(tx, ks.events, query.after, query.limit + 1, query.types));
   const page: { items: StoredEvent[]; nextCursor?: string } = { items: items.slice(0, query.limit) };
   if (items.length > query.limit) page.nextCursor = page.items[page.items.length - 1]!.cursor;
   return page;
@@ -37,7 +37,7 @@ export async function eventPage(ctx: ServiceContext, actor: Actor, query: EventQ
  */
 export async function presentCursor(ctx: ServiceContext, actor: Actor): Promise<string | undefined> {
   const ks = keyspaceOf(actor.tenant);
-  return ctx.store.transact(async (tx) => {
+  return snapshot(ctx, async (tx) => {
     const rows = await tx.getRange(ks.events.range().begin, ks.events.range().end, { limit: 1, reverse: true });
     return rows.length === 0 ? undefined : (ks.events.unpack(rows[0]!.key)[0] as unknown as { value: Buffer }).value.toString('hex');
   });
@@ -71,7 +71,7 @@ export async function* liveEvents(
   try {
     while (!signal.aborted) {
       dirty = false;
-      const { items, last } = await ctx.store.transact((tx) => readEvents(tx, ks.events, cursor, 500, query.types));
+      const { items, last } = await snapshot(ctx, (tx) => readEvents(tx, ks.events, cursor, 500, query.types));
       for (const event of items) yield event;
       if (last !== undefined) cursor = last;
       if (items.length > 0 || last !== undefined || dirty) continue;

@@ -64,9 +64,17 @@ export function filePaths(checkpoint: Checkpoint): Set<string> {
 
 /** Brings the index from `before`'s entries to `after`'s; either may be absent. */
 export function updateIndexes(tx: Transaction, index: Subspace, before: Checkpoint | undefined, after: Checkpoint | undefined): void {
-  const key = (c: Checkpoint, [name, value]: [IndexName, string]) => index.pack(name, value, c.createdAt, c.id);
-  const old = new Map(before ? indexEntries(before).map((e) => [key(before, e).toString('latin1'), key(before, e)]) : []);
-  const next = new Map(after ? indexEntries(after).map((e) => [key(after, e).toString('latin1'), key(after, e)]) : []);
+  const keys = (c: Checkpoint | undefined): Map<string, Buffer> => {
+    const found = new Map<string, Buffer>();
+    if (c === undefined) return found;
+    for (const [name, value] of indexEntries(c)) {
+      const key = index.pack(name, value, c.createdAt, c.id);
+      found.set(key.toString('latin1'), key);
+    }
+    return found;
+  };
+  const old = keys(before);
+  const next = keys(after);
   for (const [id, k] of old) if (!next.has(id)) tx.clear(k);
   if (after) {
     const value = encodeValue(after.taskId);

@@ -10,7 +10,7 @@
 import { SCHEMA_VERSION, type Checkpoint, type CheckpointInput, type SignatureRecord } from '../domain/checkpoint.js';
 import { newId } from '../domain/ids.js';
 import { AppError } from '../errors.js';
-import { encodeValue, readRecord, writeRecord } from '../store/keyspace.js';
+import { encodeValue, readRecord, writeNewRecord, writeRecord } from '../store/keyspace.js';
 import type { Actor, ServiceContext, WriteOptions } from './context.js';
 import { updateIndexes } from './indexes.js';
 import { getCheckpoint, taskOf } from './reads.js';
@@ -87,7 +87,7 @@ export async function createCheckpoint(
       tx.set(ks.parents.pack(id), encodeValue(input.parentId));
       tx.set(ks.links.pack(input.parentId, id), Buffer.alloc(0));
     }
-    writeRecord(tx, ks.checkpoints, [input.taskId, id], stored);
+    writeNewRecord(tx, ks.checkpoints, [input.taskId, id], stored);
     tx.set(ks.ids.pack(id), encodeValue(input.taskId));
     head.seq += 1;
     head.latestId = id;
@@ -179,8 +179,8 @@ export async function changeCheckpoint(
       throw refusal;
     }
     const { next, prepared } = step!;
-    writeRecord(write.tx, write.ks.revisions, [checkpointId, current.version], raw);
-    writeRecord(write.tx, write.ks.checkpoints, [current.taskId, checkpointId], prepared.stored);
+    writeNewRecord(write.tx, write.ks.revisions, [checkpointId, current.version], raw);
+    await writeRecord(write.tx, write.ks.checkpoints, [current.taskId, checkpointId], prepared.stored);
     updateIndexes(write.tx, write.ks.index, current, next);
     await apply(write, current, next, prepared.hash);
     write.audit({ action: options.action, checkpointId, version: next.version, beforeHash: current.compliance.hash, afterHash: prepared.hash, agentId: next.agentId });

@@ -8,7 +8,7 @@
 import type { Checkpoint } from '../domain/checkpoint.js';
 import { AppError } from '../errors.js';
 import { decodeValue, readRecord } from '../store/keyspace.js';
-import type { Actor, ServiceContext } from './context.js';
+import { snapshot, type Actor, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 import { loadCurrent, reportCorruption, taskOf, type Corruption } from './reads.js';
 import { verifyStored, type StoredCheckpoint } from './records.js';
@@ -27,7 +27,7 @@ export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: str
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
   const position = decodeCursor(cursor, isSeqCursor);
-  const { items, corrupt, last, more } = await ctx.store.transact(async (tx) => {
+  const { items, corrupt, last, more } = await snapshot(ctx, async (tx) => {
     const head = await readHead(tx, ks, taskId);
     if (head === undefined) return undefined;
     const { begin } = ks.history.range(taskId);
@@ -61,7 +61,7 @@ export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: str
 export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId: string): Promise<{ checkpoint: Checkpoint; skipped: string[] }> {
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
-  const found = await ctx.store.transact(async (tx) => {
+  const found = await snapshot(ctx, async (tx) => {
     const head = await readHead(tx, ks, taskId);
     if (head === undefined) return undefined;
     const corrupt: Corruption[] = [];
@@ -99,7 +99,7 @@ export interface RevisionInfo {
 /** Every version of a checkpoint, oldest first, with its hash and time. */
 export async function checkpointRevisions(ctx: ServiceContext, actor: Actor, checkpointId: string): Promise<Page<RevisionInfo>> {
   const ks = keyspaceOf(actor.tenant);
-  const items = await ctx.store.transact(async (tx) => {
+  const items = await snapshot(ctx, async (tx) => {
     const taskId = await taskOf(tx, ks, checkpointId);
     if (taskId === undefined) return undefined;
     const infos: RevisionInfo[] = [];
@@ -142,7 +142,7 @@ export interface LineageNode {
 /** Ancestors (nearest first, up to the root) and children of a checkpoint. */
 export async function checkpointLineage(ctx: ServiceContext, actor: Actor, checkpointId: string): Promise<{ checkpointId: string; ancestors: LineageNode[]; children: LineageNode[] }> {
   const ks = keyspaceOf(actor.tenant);
-  const result = await ctx.store.transact(async (tx) => {
+  const result = await snapshot(ctx, async (tx) => {
     const node = async (id: string): Promise<LineageNode | undefined> => {
       const taskId = await taskOf(tx, ks, id);
       if (taskId === undefined) return undefined;

@@ -9,7 +9,7 @@ import type { Checkpoint } from '../domain/checkpoint.js';
 import { AppError } from '../errors.js';
 import { decodeValue, readRecord } from '../store/keyspace.js';
 import type { Transaction } from '../store/store.js';
-import type { Actor, ServiceContext } from './context.js';
+import { snapshot, type Actor, type ServiceContext } from './context.js';
 import { verifyStored, type StoredCheckpoint } from './records.js';
 import { keyspaceOf, writeTask, type Keyspace } from './task-write.js';
 
@@ -86,7 +86,7 @@ export async function reportCorruption(ctx: ServiceContext, actor: Actor, corrup
 export async function getCheckpoint(ctx: ServiceContext, actor: Actor, checkpointId: string, version?: number): Promise<Checkpoint> {
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
-  const loaded = await ctx.store.transact(async (tx) => {
+  const loaded = await snapshot(ctx, async (tx) => {
     const taskId = await taskOf(tx, ks, checkpointId);
     if (taskId === undefined) return undefined;
     return version === undefined ? loadCurrent(tx, ks, taskId, checkpointId) : loadVersion(tx, ks, taskId, checkpointId, version);

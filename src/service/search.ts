@@ -10,7 +10,7 @@
 import type { Checkpoint } from '../domain/checkpoint.js';
 import { AppError } from '../errors.js';
 import { decodeValue } from '../store/keyspace.js';
-import type { Actor, ServiceContext } from './context.js';
+import { snapshot, type Actor, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { filePaths, indexTerm, labelTerm, type IndexName } from './indexes.js';
 import type { Listed } from './queries.js';
@@ -116,7 +116,7 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
   const scope = `${name}=${value}`;
   const position = decodeCursor(query.cursor, isPosition);
   if (position !== undefined && position.x !== scope) throw new AppError('invalid_cursor');
-  const { items, corrupt, stoppedAt, exhausted } = await ctx.store.transact(async (tx) => {
+  const { items, corrupt, stoppedAt, exhausted } = await snapshot(ctx, async (tx) => {
     const bounds = ks.index.range(name, value);
     const begin = query.from !== undefined ? ks.index.pack(name, value, query.from) : bounds.begin;
     // `to` is inclusive: every createdAt up to it, whatever id follows.

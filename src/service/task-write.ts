@@ -8,7 +8,7 @@
  * @module
  */
 import { AppError } from '../errors.js';
-import { newId } from '../domain/ids.js';
+import { randomUUID } from 'node:crypto';
 import { readRecord, tenantKeyspace, writeRecord } from '../store/keyspace.js';
 import { applyOnce, OperationReusedError } from '../store/once.js';
 import type { Transaction } from '../store/store.js';
@@ -72,9 +72,8 @@ export async function writeTask<T>(
   const ks = keyspaceOf(actor.tenant);
   const now = ctx.now().toISOString();
   // Minted outside the body: a body that runs twice must record the same operation.
-  const operationId = options.idempotencyKey !== undefined ? `key:${options.idempotencyKey}` : `op:${newId()}`;
+  const operationId = options.idempotencyKey !== undefined ? `key:${options.idempotencyKey}` : `op:${randomUUID()}`;
   const fingerprint = `${options.action}:${options.fingerprint ?? ''}`;
-  const eventIds = Array.from({ length: 4 }, () => newId());
 
   try {
     const outcome = await ctx.store.transact((tx) =>
@@ -100,7 +99,8 @@ export async function writeTask<T>(
             event: (draft) =>
               events.push({
                 specversion: '1.0',
-                id: eventIds[events.length] ?? newId(),
+                // A rerun body may mint other event ids: only the attempt that commits is ever seen.
+                id: randomUUID(),
                 source: ctx.eventSource,
                 type: draft.type,
                 time: now,
@@ -111,7 +111,7 @@ export async function writeTask<T>(
           });
           head.audit = appendAudit(tx, ks.audit, taskId, head.audit, drafts);
           head.updatedAt = now;
-          writeRecord(tx, ks.tasks, [taskId], head);
+          await writeRecord(tx, ks.tasks, [taskId], head);
           appendEvents(tx, ks.events, events);
           return result;
         },

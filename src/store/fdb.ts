@@ -142,7 +142,7 @@ export class FdbStore implements Store {
       result = await this.db.doTn(async (tn) => {
         // The stamp must be requested before commit; only the last attempt's counts.
         attemptStamp = tn.getVersionstamp().promise;
-        const tx = new FdbTransactionView(tn, this.prefix, stamp);
+        const tx = new FdbTransactionView(tn, this.prefix, stamp, options?.readOnly === true);
         try {
           return await withinDeadline(body(tx), deadline);
         } finally {
@@ -218,12 +218,19 @@ class FdbTransactionView implements Transaction {
   private readonly tn: FdbTransaction;
   private readonly prefix: Bytes;
   private readonly stamp: Promise<Bytes>;
+  private readonly readOnly: boolean;
   private open = true;
 
-  constructor(tn: FdbTransaction, prefix: Bytes, stamp: Promise<Bytes>) {
+  constructor(tn: FdbTransaction, prefix: Bytes, stamp: Promise<Bytes>, readOnly: boolean) {
     this.tn = tn;
     this.prefix = prefix;
     this.stamp = stamp;
+    this.readOnly = readOnly;
+  }
+
+  /** A read-only transaction refuses writes, as the port promises. */
+  private writable(): void {
+    if (this.readOnly) throw new StoreError('internal', 'A read-only transaction cannot write.');
   }
 
   async get(key: Bytes): Promise<Bytes | undefined> {
@@ -242,29 +249,35 @@ class FdbTransactionView implements Transaction {
   }
 
   set(key: Bytes, value: Bytes): void {
+    this.writable();
     this.tn.set(this.key(key), value);
   }
 
   clear(key: Bytes): void {
+    this.writable();
     this.tn.clear(this.key(key));
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
+    this.writable();
     // FDB reports an inverted range as an error at commit; the port treats it as empty.
     if (Buffer.compare(begin, end) >= 0) return;
     this.tn.clearRange(this.key(begin), this.key(end));
   }
 
   clearPrefix(prefix: Bytes): void {
+    this.writable();
     const begin = this.key(prefix);
     this.tn.clearRange(begin, prefixEnd(begin));
   }
 
   add(key: Bytes, delta: number | bigint): void {
+    this.writable();
     this.tn.add(this.key(key), encodeCounter(delta));
   }
 
   setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void {
+    this.writable();
     this.tn.setVersionstampedKeyBuf(this.key(prefix), suffix, value);
   }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { decode, encode } from '@msgpack/msgpack';
+import { Decoder, Encoder } from '@msgpack/msgpack';
 import * as tuple from 'fdb-tuple';
 import type { Bytes, Transaction } from './store.js';
 import { prefixEnd } from './store.js';
@@ -91,6 +91,9 @@ export class Subspace {
 
 const ZERO = Buffer.from([0x00]);
 const FF = Buffer.from([0xff]);
+/** The tuple encodings of the integers 0 and 1 as one more key part. */
+const ONE_PART_ZERO = tuple.pack([0]);
+const ONE_PART_ONE = tuple.pack([1]);
 
 /** The root subspace `("baton", tenant)` and its named children. */
 export function tenantKeyspace(tenant: string): Record<SpaceName, Subspace> & { root: Subspace } {
@@ -123,14 +126,17 @@ export function setStampedTuple(
   tx.setStamped(Buffer.concat([subspace.prefix, Buffer.from([VERSIONSTAMP_CODE])]), Buffer.concat([userVersion, tail]), value);
 }
 
+const encoder = new Encoder({ ignoreUndefined: true });
+const decoder = new Decoder({ useBigInt64: false });
+
 /** MessagePack, the encoding of every stored value. */
 export function encodeValue(value: unknown): Bytes {
-  const bytes = encode(value, { ignoreUndefined: true });
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // encode() returns a view of the encoder's reusable buffer: copy it out.
+  return Buffer.from(encoder.encode(value));
 }
 
 export function decodeValue<T = unknown>(bytes: Bytes): T {
-  return decode(bytes, { useBigInt64: false }) as T;
+  return decoder.decode(bytes) as T;
 }
 
 /**
@@ -144,10 +150,30 @@ export const CHUNK_BYTES = 90_000;
  * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
  * version are cleared, so a record that shrinks leaves nothing behind.
  */
-export function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown): number {
+export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown): Promise<number> {
   const bytes = encodeValue(value);
   const base = subspace.pack(...keyParts);
-  tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+  const whole = Buffer.concat([base, ONE_PART_ZERO]);
+  // Two point reads tell the common cases apart without a range read: a
+  // record kept whole, or no record at all; only a split one needs clearing.
+  const wasWhole = (await tx.get(whole)) !== undefined;
+  const wasSplit = !wasWhole && (await tx.get(Buffer.concat([base, ONE_PART_ONE]))) !== undefined;
+  if (wasSplit) tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+  if (bytes.length <= CHUNK_BYTES) {
+    tx.set(whole, bytes);
+    return bytes.length;
+  }
+  if (wasWhole) tx.clear(whole);
+  let chunk = 1;
+  for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES, chunk++) {
+    tx.set(subspace.pack(...keyParts, chunk), bytes.subarray(offset, offset + CHUNK_BYTES));
+  }
+  return bytes.length;
+}
+
+/** Writes a record under a key that has never held one (a new id), skipping the reads. */
+export function writeNewRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown): number {
+  const bytes = encodeValue(value);
   if (bytes.length <= CHUNK_BYTES) {
     tx.set(subspace.pack(...keyParts, 0), bytes);
     return bytes.length;

@@ -29,8 +29,11 @@ export class MemoryTransaction implements Transaction {
   private stampReject!: (error: Error) => void;
   private readonly stamp: Promise<Bytes>;
 
-  constructor(below: PendingReader) {
+  private readonly readOnly: boolean;
+
+  constructor(below: PendingReader, readOnly = false) {
     this.below = below;
+    this.readOnly = readOnly;
     this.stamp = new Promise((resolve, reject) => {
       this.stampResolve = resolve;
       this.stampReject = reject;
@@ -52,18 +55,18 @@ export class MemoryTransaction implements Transaction {
   }
 
   set(key: Bytes, value: Bytes): void {
-    this.checkOpen();
+    this.checkWritable();
     if (key.length > MAX_KEY_BYTES) throw new StoreError('too_large', 'A key is larger than the store allows.');
     this.writes.set(key.toString('latin1'), { key: Buffer.from(key), value: Buffer.from(value) });
   }
 
   clear(key: Bytes): void {
-    this.checkOpen();
+    this.checkWritable();
     this.writes.set(key.toString('latin1'), { key: Buffer.from(key), value: null });
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
-    this.checkOpen();
+    this.checkWritable();
     // Bodies run one at a time, so the keys present now are exactly the keys
     // the range holds at commit: clearing them one by one is the same thing.
     for (const { key } of this.readRange(begin, end, {})) this.clear(key);
@@ -77,13 +80,13 @@ export class MemoryTransaction implements Transaction {
   }
 
   add(key: Bytes, delta: number | bigint): void {
-    this.checkOpen();
+    this.checkWritable();
     const sum = decodeCounter(this.read(key)) + BigInt(delta);
     this.set(key, encodeCounter(sum));
   }
 
   setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void {
-    this.checkOpen();
+    this.checkWritable();
     this.stamped.push({ prefix: Buffer.from(prefix), suffix: Buffer.from(suffix), value: Buffer.from(value) });
   }
 
@@ -107,6 +110,11 @@ export class MemoryTransaction implements Transaction {
 
   private checkOpen(): void {
     if (!this.open) throw new StoreError('internal', 'The transaction is over; its body kept running after it ended.');
+  }
+
+  private checkWritable(): void {
+    this.checkOpen();
+    if (this.readOnly) throw new StoreError('internal', 'A read-only transaction cannot write.');
   }
 
   private read(key: Bytes): Bytes | undefined {

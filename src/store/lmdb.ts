@@ -13,7 +13,7 @@
  * @module
  */
 import { mkdirSync } from 'node:fs';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
 import {
   COMMIT_STAMP_BYTES,
@@ -86,8 +86,9 @@ export class LmdbStore implements Store, PendingReader {
   }
 
   async transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
-    const { timeoutMs, maxRetries } = { ...DEFAULT_TRANSACT_OPTIONS, ...options };
+    const { timeoutMs, maxRetries, readOnly } = { ...DEFAULT_TRANSACT_OPTIONS, ...options };
     const deadline = Date.now() + timeoutMs;
+    if (readOnly) return this.read(body, deadline);
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.attempt(body, deadline);
@@ -97,6 +98,25 @@ export class LmdbStore implements Store, PendingReader {
         }
         await backoff(attempt);
       }
+    }
+  }
+
+  /**
+   * A read-only body runs at once on an LMDB read snapshot, beside the writer.
+   * LMDB makes a commit visible only once it is flushed (`overlappingSync`
+   * off), so the snapshot holds every acknowledged write and nothing that a
+   * crash could still take back.
+   */
+  private async read<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    const snapshot = this.env.useReadTransaction();
+    const tx = new MemoryTransaction(new SnapshotReader(this.data, snapshot), true);
+    try {
+      return await runWithin(body(tx), deadline);
+    } finally {
+      tx.close();
+      snapshot.done();
+      tx.resolveStamp(null);
     }
   }
 
@@ -204,8 +224,7 @@ export class LmdbStore implements Store, PendingReader {
   }
 
   committedValue(key: Bytes): Bytes | undefined {
-    const value = this.data.getBinary(key);
-    return value === undefined ? undefined : Buffer.from(value);
+    return copyOf(readFast(this.data, key));
   }
 
   *committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }> {
@@ -228,6 +247,51 @@ export class LmdbStore implements Store, PendingReader {
     await this.turn;
     await this.lastCommit;
     await this.env.close();
+  }
+}
+
+/**
+ * A copy of the value at `key`, optionally in an explicit read transaction
+ * (an argument lmdb-js takes but its types leave out).
+ */
+function readFast(data: Database<Buffer, Buffer>, key: Bytes, transaction?: ReadTransaction): Uint8Array | undefined {
+  const getBinary = data.getBinary as (id: Buffer, options?: { transaction: ReadTransaction }) => Uint8Array | undefined;
+  return getBinary.call(data, key, transaction ? { transaction } : undefined);
+}
+
+/** The copy as a Buffer, without copying again. */
+function copyOf(bytes: Uint8Array | undefined): Bytes | undefined {
+  return bytes === undefined ? undefined : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Reads one LMDB snapshot, with no pending writes above it. */
+class SnapshotReader implements PendingReader {
+  private readonly data: Database<Buffer, Buffer>;
+  private readonly snapshot: ReadTransaction;
+
+  constructor(data: Database<Buffer, Buffer>, snapshot: ReadTransaction) {
+    this.data = data;
+    this.snapshot = snapshot;
+  }
+
+  pendingValue(): undefined {
+    return undefined;
+  }
+
+  pendingRange(): Map<string, { key: Bytes; value: Bytes | null }> {
+    return new Map();
+  }
+
+  committedValue(key: Bytes): Bytes | undefined {
+    return copyOf(readFast(this.data, key, this.snapshot));
+  }
+
+  *committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }> {
+    const transaction = this.snapshot;
+    const range = reverse
+      ? this.data.getRange({ start: end, end: begin, reverse: true, exclusiveStart: true, inclusiveEnd: true, transaction })
+      : this.data.getRange({ start: begin, end, transaction });
+    for (const { key, value } of range) yield { key: Buffer.from(key), value: Buffer.from(value) };
   }
 }
 

@@ -87,11 +87,18 @@ export interface TransactOptions {
   timeoutMs?: number;
   /** Give up after this many retries of a retriable failure. */
   maxRetries?: number;
+  /**
+   * The body only reads. It sees one consistent snapshot holding every
+   * transaction that had resolved before it began, never waits for writers,
+   * and any write it tries throws.
+   */
+  readOnly?: boolean;
 }
 
 export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
   timeoutMs: 5_000,
   maxRetries: 20,
+  readOnly: false,
 };
 
 /**

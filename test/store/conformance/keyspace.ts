@@ -13,7 +13,7 @@ export function keyspaceSpec(init: StoreInitializer): void {
       const { store } = handle();
       const blob = randomBytes(2 * 1024 * 1024);
       await store.transact(async (tx) => {
-        writeRecord(tx, space, ['task', 'big'], { blob, note: 'large' });
+        await writeRecord(tx, space, ["task", "big"], { blob, note: "large" });
       });
       const chunks = await store.transact((tx) => tx.getPrefix(space.pack('task', 'big')));
       expect(chunks.length).toBe(Math.ceil((blob.length + 32) / CHUNK_BYTES));
@@ -34,6 +34,23 @@ export function keyspaceSpec(init: StoreInitializer): void {
       expect(await store.transact((tx) => tx.getPrefix(space.pack('task', 'r')))).toEqual([]);
     });
 
+    it('keeps exactly the chunks of the latest size as a record grows and shrinks', async () => {
+      const { store } = handle();
+      const sizes = [100, 400_000, 50, 200_000, 900_000, 10];
+      for (const size of sizes) {
+        const blob = randomBytes(size);
+        await store.transact(async (tx) => {
+          await writeRecord(tx, space, ['task', 'g'], { blob });
+        });
+        const chunks = await store.transact((tx) => tx.getPrefix(space.pack('task', 'g')));
+        const parts = chunks.map((c) => space.unpack(c.key)[2]);
+        if (size + 16 <= CHUNK_BYTES) expect(parts).toEqual([0]);
+        else expect(parts).toEqual(Array.from({ length: chunks.length }, (_, i) => i + 1));
+        const back = await store.transact((tx) => readRecord<{ blob: Uint8Array }>(tx, space, ['task', 'g']));
+        expect(Buffer.from(back!.blob).equals(blob)).toBe(true);
+      }
+    });
+
     it('orders tuple keys as their parts order, numbers before strings', async () => {
       const { store } = handle();
       const history = tenantKeyspace('conformance').history;
@@ -49,8 +66,8 @@ export function keyspaceSpec(init: StoreInitializer): void {
       const a = tenantKeyspace('a');
       const ab = tenantKeyspace('ab');
       await store.transact(async (tx) => {
-        writeRecord(tx, a.tasks, ['t'], { tenant: 'a' });
-        writeRecord(tx, ab.tasks, ['t'], { tenant: 'ab' });
+        await writeRecord(tx, a.tasks, ["t"], { tenant: "a" });
+        await writeRecord(tx, ab.tasks, ["t"], { tenant: "ab" });
       });
       const rows = await store.transact((tx) => tx.getPrefix(a.root.prefix));
       expect(rows).toHaveLength(1);

@@ -6,6 +6,7 @@ import { isolationSpec } from './isolation.js';
 import { keyspaceSpec } from './keyspace.js';
 import { onceSpec } from './once.js';
 import { rangeSpec } from './ranges.js';
+import { readOnlySpec } from './read-only.js';
 import { readWriteSpec } from './read-write.js';
 import { serializabilitySpec } from './serializability.js';
 import { stampSpec } from './stamps.js';
@@ -16,6 +17,7 @@ const SPECS = [
   atomicitySpec,
   serializabilitySpec,
   isolationSpec,
+  readOnlySpec,
   rangeSpec,
   keyspaceSpec,
   stampSpec,

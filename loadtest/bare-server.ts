@@ -1,0 +1,48 @@
+/**
+ * The baseline of the HTTP benchmark (`http-bench.ts`): a bare Fastify server
+ * with the routes of a checkpoint create and read, taking and returning the
+ * same JSON payloads as Baton, with Baton's body limit and log level, and
+ * nothing behind them (no validation, no auth, no store, no hashing).
+ *
+ *   POST /v1/checkpoints       parses the JSON body, keeps a reference to it
+ *                              and answers 201 with it
+ *   GET  /v1/checkpoints/:id   answers 200 with the last body POSTed (so the
+ *                              benchmark POSTs a real Baton checkpoint first
+ *                              to give the GET the same response payload)
+ *
+ * Environment: PORT (default 0), HOST (default 127.0.0.1), BARE_BODY_LIMIT
+ * (bytes; the benchmark passes Baton's), LOG_LEVEL (default warn). Prints
+ * `Server listening at <url>` on stdout once it listens, whatever the log
+ * level, and closes on SIGINT/SIGTERM.
+ *
+ * @module
+ */
+import Fastify from 'fastify';
+
+const port = Number(process.env.PORT ?? 0);
+const host = process.env.HOST ?? '127.0.0.1';
+const bodyLimit = Number(process.env.BARE_BODY_LIMIT ?? 2 * 1024 * 1024);
+const level = process.env.LOG_LEVEL ?? 'warn';
+
+const app = Fastify({ bodyLimit, logger: { level } });
+
+let latest: unknown = { ok: true };
+
+app.post('/v1/checkpoints', async (request, reply) => {
+  latest = request.body;
+  return reply.code(201).send(request.body);
+});
+
+app.get('/v1/checkpoints/:id', async () => latest);
+
+const address = await app.listen({ port, host });
+console.log(`Server listening at ${address}`);
+
+let closing = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
+    void app.close().then(() => process.exit(0));
+  });
+}
