@@ -71,6 +71,8 @@ export class LmdbStore implements Store, PendingReader {
     try {
       const env = open({
         path: options.path,
+        // The path is always a directory, even when its name has a dot in it.
+        noSubdir: false,
         maxDbs: 4,
         mapSize: options.mapSize ?? 64 * 1024 ** 3,
         // Each commit is flushed before its promise resolves: an acknowledged
