@@ -75,49 +75,49 @@ export async function writeTask<T>(
   const operationId = options.idempotencyKey !== undefined ? `key:${options.idempotencyKey}` : `op:${randomUUID()}`;
   const fingerprint = `${options.action}:${options.fingerprint ?? ''}`;
 
+  const apply = async (tx: Transaction): Promise<T> => {
+    const taskId = typeof locate === 'string' ? locate : await locate(tx, ks);
+    const existing = await readHead(tx, ks, taskId);
+    const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
+    checkFencing(head, options.leaseEpoch, now);
+    const drafts: AuditDraft[] = [];
+    const events: CloudEvent[] = [];
+    const result = await change({
+      tx,
+      ks,
+      head,
+      now,
+      actor,
+      audit: ({ agentId, ...draft }) =>
+        drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
+      event: (draft) =>
+        events.push({
+          specversion: '1.0',
+          // A rerun body may mint other event ids: only the attempt that commits is ever seen.
+          id: randomUUID(),
+          source: ctx.eventSource,
+          type: draft.type,
+          time: now,
+          subject: draft.subject,
+          datacontenttype: 'application/json',
+          data: { tenant: actor.tenant, taskId, ...draft.data },
+        }),
+    });
+    head.audit = appendAudit(tx, ks.audit, taskId, head.audit, drafts);
+    head.updatedAt = now;
+    await writeRecord(tx, ks.tasks, [taskId], head);
+    appendEvents(tx, ks.events, events);
+    return result;
+  };
+
+  // Without an Idempotency-Key, an operation id is needed only where a store may run a committed body again.
+  const recorded = options.idempotencyKey !== undefined || !ctx.store.commitOutcomeKnown;
   try {
-    const outcome = await ctx.store.transact((tx) =>
-      applyOnce(
-        tx,
-        options.idempotencyKey !== undefined ? ks.idempotency : ks.operations,
-        operationId,
-        async () => {
-          const taskId = typeof locate === 'string' ? locate : await locate(tx, ks);
-          const existing = await readHead(tx, ks, taskId);
-          const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
-          checkFencing(head, options.leaseEpoch, now);
-          const drafts: AuditDraft[] = [];
-          const events: CloudEvent[] = [];
-          const result = await change({
-            tx,
-            ks,
-            head,
-            now,
-            actor,
-            audit: ({ agentId, ...draft }) =>
-              drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
-            event: (draft) =>
-              events.push({
-                specversion: '1.0',
-                // A rerun body may mint other event ids: only the attempt that commits is ever seen.
-                id: randomUUID(),
-                source: ctx.eventSource,
-                type: draft.type,
-                time: now,
-                subject: draft.subject,
-                datacontenttype: 'application/json',
-                data: { tenant: actor.tenant, taskId, ...draft.data },
-              }),
-          });
-          head.audit = appendAudit(tx, ks.audit, taskId, head.audit, drafts);
-          head.updatedAt = now;
-          await writeRecord(tx, ks.tasks, [taskId], head);
-          appendEvents(tx, ks.events, events);
-          return result;
-        },
-        fingerprint,
-      ),
-    );
+    const outcome = recorded
+      ? await ctx.store.transact((tx) =>
+          applyOnce(tx, options.idempotencyKey !== undefined ? ks.idempotency : ks.operations, operationId, () => apply(tx), fingerprint),
+        )
+      : { result: await ctx.store.transact(apply), applied: true };
     ctx.notifier.notify(actor.tenant);
     return { result: outcome.result, replayed: !outcome.applied };
   } catch (error) {

@@ -96,6 +96,8 @@ function openDatabase(fdb: FdbBinding, clusterFile: string | undefined): FdbData
 
 export class FdbStore implements Store {
   readonly name = 'fdb' as const;
+  /** 1021 commit_unknown_result: a retried body may find its first attempt committed. */
+  readonly commitOutcomeKnown = false;
   private readonly fdb: FdbBinding;
   private readonly db: FdbDatabase;
   private readonly prefix: Bytes;

@@ -57,12 +57,12 @@ export class MemoryTransaction implements Transaction {
   set(key: Bytes, value: Bytes): void {
     this.checkWritable();
     if (key.length > MAX_KEY_BYTES) throw new StoreError('too_large', 'A key is larger than the store allows.');
-    this.writes.set(key.toString('latin1'), { key: Buffer.from(key), value: Buffer.from(value) });
+    this.writes.set(key.toString('latin1'), { key, value });
   }
 
   clear(key: Bytes): void {
     this.checkWritable();
-    this.writes.set(key.toString('latin1'), { key: Buffer.from(key), value: null });
+    this.writes.set(key.toString('latin1'), { key, value: null });
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
@@ -87,7 +87,7 @@ export class MemoryTransaction implements Transaction {
 
   setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void {
     this.checkWritable();
-    this.stamped.push({ prefix: Buffer.from(prefix), suffix: Buffer.from(suffix), value: Buffer.from(value) });
+    this.stamped.push({ prefix, suffix, value });
   }
 
   commitStamp(): Promise<Bytes> {

@@ -39,6 +39,8 @@ type PendingWrites = Map<string, { key: Bytes; value: Bytes | null }>;
 
 export class LmdbStore implements Store, PendingReader {
   readonly name = 'lmdb' as const;
+  /** A single writer in one process: a commit either resolved or failed, never both. */
+  readonly commitOutcomeKnown = true;
   private readonly env: RootDatabase;
   private readonly data: Database<Buffer, Buffer>;
   private readonly meta: Database<Buffer, Buffer>;

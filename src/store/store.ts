@@ -48,6 +48,7 @@ export interface Transaction {
   /** Every entry whose key starts with `prefix`, the key equal to `prefix` included. */
   getPrefix(prefix: Bytes, options?: RangeOptions): Promise<KeyValue[]>;
 
+  /** Sets `key`. The store may keep both buffers until commit: do not change them afterwards. */
   set(key: Bytes, value: Bytes): void;
 
   /** Removes `key`; clearing an absent key is not an error. */
@@ -120,6 +121,12 @@ export type TransactionBody<T> = (tx: Transaction) => Promise<T>;
  */
 export interface Store {
   readonly name: 'lmdb' | 'fdb';
+  /**
+   * True when a commit's outcome is always known, so the store never runs a
+   * committed body a second time (LMDB). False when it may (FoundationDB's
+   * 1021): then every logical write must record an operation id.
+   */
+  readonly commitOutcomeKnown: boolean;
   transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T>;
   /** A cheap round trip that throws a {@link StoreError} when the store cannot serve. */
   ping(): Promise<void>;

@@ -1,0 +1,29 @@
+import fc from 'fast-check';
+import * as tuple from 'fdb-tuple';
+import { describe, expect, it } from 'vitest';
+import { packString, Subspace, type KeyPart } from '../../src/store/keyspace.js';
+
+describe('tuple keys', () => {
+  it('packs a string exactly as fdb-tuple does, NUL bytes and all unicode included', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (value) => {
+        expect(packString(value).equals(tuple.pack([value]))).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(packString('a\u0000b').equals(tuple.pack(['a\u0000b']))).toBe(true);
+  });
+
+  it('packs mixed tuples exactly as fdb-tuple does, and unpacks them back', () => {
+    const part = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)) as fc.Arbitrary<KeyPart>;
+    const space = new Subspace(tuple.pack(['baton', 't']));
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 5 }), (parts) => {
+        const key = space.pack(...parts);
+        expect(key.equals(Buffer.concat([space.prefix, tuple.pack(parts as tuple.TupleItem[])]))).toBe(true);
+        expect(space.unpack(key)).toEqual(parts);
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+});
