@@ -230,9 +230,11 @@ export async function readRecordBytes(
   keyParts: KeyPart[],
 ): Promise<Bytes | undefined> {
   const base = subspace.pack(...keyParts);
-  const chunks = await tx.getRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+  // Most records are whole: one point read finds them without a range read.
+  const whole = await tx.get(Buffer.concat([base, ONE_PART_ZERO]));
+  if (whole !== undefined) return whole;
+  const chunks = await tx.getRange(Buffer.concat([base, ONE_PART_ONE]), Buffer.concat([base, FF]));
   if (chunks.length === 0) return undefined;
-  if (chunks.length === 1) return chunks[0]!.value;
   return Buffer.concat(chunks.map((c) => c.value));
 }
 

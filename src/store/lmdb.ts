@@ -45,12 +45,12 @@ export class LmdbStore implements Store, PendingReader {
   private readonly data: Database<Buffer, Buffer>;
   private readonly meta: Database<Buffer, Buffer>;
   /**
-   * The newest not-yet-durable write of each key, and those keys in byte order
-   * (latin1 strings compare as their bytes do), so range reads find pending
-   * writes by binary search however many commits are in flight.
+   * The newest not-yet-durable write of each key. Range reads over it sort its
+   * keys (latin1 strings compare as their bytes do) once and keep that order
+   * until the next change: writes mostly do point reads, so it is rarely needed.
    */
   private readonly pending = new Map<string, { key: Bytes; value: Bytes | null; sequence: bigint }>();
-  private readonly pendingKeys: string[] = [];
+  private pendingKeys: string[] | undefined;
   /** The tail of the chain that runs bodies one at a time. */
   private turn: Promise<void> = Promise.resolve();
   /** The last commit handed to LMDB; later transactions resolve after it. */
@@ -177,7 +177,7 @@ export class LmdbStore implements Store, PendingReader {
   }
 
   private addPending(id: string, key: Bytes, value: Bytes | null, sequence: bigint): void {
-    if (!this.pending.has(id)) this.pendingKeys.splice(lowerBound(this.pendingKeys, id), 0, id);
+    if (!this.pending.has(id)) this.pendingKeys = undefined;
     this.pending.set(id, { key, value, sequence });
   }
 
@@ -185,20 +185,22 @@ export class LmdbStore implements Store, PendingReader {
   private removePending(id: string, sequence: bigint): void {
     if (this.pending.get(id)?.sequence !== sequence) return;
     this.pending.delete(id);
-    const at = lowerBound(this.pendingKeys, id);
-    if (this.pendingKeys[at] === id) this.pendingKeys.splice(at, 1);
+    this.pendingKeys = undefined;
   }
 
   private commit(writes: PendingWrites, sequence: bigint): Promise<void> {
     const sequenceBytes = Buffer.alloc(8);
     sequenceBytes.writeBigUInt64BE(sequence);
+    // A batch runs entirely on LMDB's write thread and lands in one LMDB
+    // transaction with every other write of this event turn; a transaction
+    // callback would instead wait for the main thread, which is busy serving.
     return this.env
-      .transaction(() => {
+      .batch(() => {
         for (const { key, value } of writes.values()) {
-          if (value === null) this.data.removeSync(key);
-          else this.data.putSync(key, value);
+          if (value === null) void this.data.remove(key);
+          else void this.data.put(key, value);
         }
-        this.meta.putSync(SEQUENCE_KEY, sequenceBytes);
+        void this.meta.put(SEQUENCE_KEY, sequenceBytes);
       })
       .then(
         () => undefined,
@@ -218,9 +220,12 @@ export class LmdbStore implements Store, PendingReader {
   /** Every not-yet-durable write inside `[begin, end)`, newest winning. */
   pendingRange(begin: Bytes, end: Bytes): Map<string, { key: Bytes; value: Bytes | null }> {
     const found = new Map<string, { key: Bytes; value: Bytes | null }>();
+    if (this.pending.size === 0) return found;
+    this.pendingKeys ??= [...this.pending.keys()].sort();
+    const keys = this.pendingKeys;
     const endId = end.toString('latin1');
-    for (let i = lowerBound(this.pendingKeys, begin.toString('latin1')); i < this.pendingKeys.length; i++) {
-      const id = this.pendingKeys[i]!;
+    for (let i = lowerBound(keys, begin.toString('latin1')); i < keys.length; i++) {
+      const id = keys[i]!;
       if (id >= endId) break;
       found.set(id, this.pending.get(id)!);
     }

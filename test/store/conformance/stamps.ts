@@ -50,6 +50,25 @@ export function stampSpec(init: StoreInitializer): void {
       expect(rows.map((row) => row.value.toString())).toEqual(['0', '1', '2', '3', '4']);
     });
 
+    it('keeps stamps growing after the store is closed and opened again', async () => {
+      const current = handle();
+      const stampOf = async (store: typeof current.store, value: string): Promise<Buffer> => {
+        let stamp!: Promise<Buffer>;
+        await store.transact(async (tx) => {
+          setStampedTuple(tx, events, 0, [], Buffer.from(value));
+          stamp = tx.commitStamp();
+        });
+        return stamp;
+      };
+      const before = await stampOf(current.store, 'before');
+      await current.store.close();
+      const reopened = await current.reopen();
+      const after = await stampOf(reopened, 'after');
+      expect(Buffer.compare(before, after)).toBeLessThan(0);
+      const rows = await reopened.transact((tx) => tx.getPrefix(events.prefix));
+      expect(rows.map((row) => row.value.toString())).toEqual(['before', 'after']);
+    });
+
     it('unpacks a stamped key as a tuple versionstamp, ordering keys of one commit by their order', async () => {
       const { store } = handle();
       let stamp!: Promise<Buffer>;
