@@ -29,7 +29,7 @@ export const configSchema = z.object({
   /** An Ed25519 private key (PKCS#8 PEM) that signs finalizations. */
   signingKeyFile: z.string().min(1).optional(),
   /** Requests per minute allowed to one token. */
-  rateLimitPerMinute: z.coerce.number().int().min(1).default(100_000),
+  rateLimitPerMinute: z.coerce.number().int().min(1).default(1_000_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

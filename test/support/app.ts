@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { afterEach, beforeEach } from 'vitest';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { configSchema, type Config } from '../../src/config.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
@@ -75,5 +76,21 @@ export function checkpointBody(taskId: string, extra: Record<string, unknown> = 
     recovery: { continuationPrompt: 'Continue with p1.' },
     labels: { team: 'core' },
     ...extra,
+  };
+}
+
+/** A fresh app for every test of the enclosing `describe` (or file), closed after it. */
+export function useTestApp(options: Parameters<typeof buildTestApp>[0] = {}): () => TestApp {
+  let current: TestApp | undefined;
+  beforeEach(async () => {
+    current = await buildTestApp(options);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => {
+    if (current === undefined) throw new Error('The test app exists only inside a test.');
+    return current;
   };
 }

@@ -2,34 +2,28 @@
  * The audit trail (DESIGN §4: hash-chained, verifiable, exportable) and the
  * event feed (DESIGN §3: CloudEvents 1.0 in commit order, with cursors).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
+import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 
-let t: TestApp;
-beforeEach(async () => {
-  t = await buildTestApp();
-});
-afterEach(async () => {
-  await t.close();
-});
+const testApp = useTestApp();
 
 async function create(taskId: string, extra: Json = {}): Promise<Json> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, extra) });
+  const res = await testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, extra) });
   expect(res.statusCode).toBe(201);
   return res.json() as Json;
 }
 
 async function ok(method: 'POST' | 'PATCH', url: string, payload: Json, headers: Record<string, string> = {}): Promise<Json> {
-  const res = await t.app.inject({ method, url, headers: { ...auth(), ...headers }, payload });
+  const res = await testApp().app.inject({ method, url, headers: { ...auth(), ...headers }, payload });
   expect(res.statusCode, res.body).toBeLessThan(300);
   return res.json() as Json;
 }
 
 async function get(url: string, who: 'writer' | 'auditor' = 'writer', headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'GET', url, headers: { ...auth(who), ...headers } });
+  return testApp().app.inject({ method: 'GET', url, headers: { ...auth(who), ...headers } });
 }
 
 /** Five changes to task-audit: create A, create B, patch A, link A → B, finalize A. */
@@ -67,7 +61,7 @@ describe('audit trail', () => {
 
   it('keeps one unbroken chain when writes to a task arrive concurrently', async () => {
     const answers = await Promise.all(
-      Array.from({ length: 12 }, () => t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('task-busy') })),
+      Array.from({ length: 12 }, () => testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('task-busy') })),
     );
     expect(answers.every((r) => r.statusCode === 201)).toBe(true);
     const entries = ((await get('/v1/tasks/task-busy/audit', 'auditor')).json() as { items: Json[] }).items;
@@ -103,7 +97,7 @@ describe('audit trail', () => {
   it('pinpoints an entry changed in the store: ok false, firstBrokenSeq 2', async () => {
     await fiveChanges();
     const key = tenantKeyspace('default').audit.pack('task-audit', 2);
-    await t.store.transact(async (tx) => {
+    await testApp().store.transact(async (tx) => {
       const bytes = await tx.get(key);
       expect(bytes).toBeDefined();
       const entry = decodeValue<Json>(bytes!);

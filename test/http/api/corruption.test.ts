@@ -3,30 +3,24 @@
  * latest skips corrupt checkpoints and reports them). The stored value is
  * changed directly through the store, as a disk fault or an intruder would.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
+import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 
 const MARKER = 'TAMPERED-CONTENT-7f3a';
 
-let t: TestApp;
-beforeEach(async () => {
-  t = await buildTestApp();
-});
-afterEach(async () => {
-  await t.close();
-});
+const testApp = useTestApp();
 
 async function create(taskId: string): Promise<Json> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId) });
+  const res = await testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId) });
   expect(res.statusCode).toBe(201);
   return res.json() as Json;
 }
 
 function get(url: string) {
-  return t.app.inject({ method: 'GET', url, headers: auth() });
+  return testApp().app.inject({ method: 'GET', url, headers: auth() });
 }
 
 function valueKey(cp: Json) {
@@ -35,7 +29,7 @@ function valueKey(cp: Json) {
 
 /** Changes one character inside the stored canonical JSON (`c`) and writes the record back with its old hash. */
 async function tamper(cp: Json): Promise<void> {
-  await t.store.transact(async (tx) => {
+  await testApp().store.transact(async (tx) => {
     const bytes = await tx.get(valueKey(cp));
     expect(bytes).toBeDefined();
     const record = decodeValue<{ c: string; h: string }>(bytes!);
@@ -46,7 +40,7 @@ async function tamper(cp: Json): Promise<void> {
 
 /** Replaces the stored value with bytes that are not MessagePack at all. */
 async function garble(cp: Json): Promise<void> {
-  await t.store.transact(async (tx) => {
+  await testApp().store.transact(async (tx) => {
     expect(await tx.get(valueKey(cp))).toBeDefined();
     tx.set(valueKey(cp), Buffer.from([0xc1, 0xc1, 0xff, 0x00, 0x13, 0x37]));
   });
@@ -122,14 +116,14 @@ describe.each([
   });
 
   it('cannot be changed: PATCH and finalize answer 409 checkpoint_corrupted', async () => {
-    const patched = await t.app.inject({
+    const patched = await testApp().app.inject({
       method: 'PATCH',
       url: `/v1/checkpoints/${String(newer.id)}`,
       headers: { ...auth(), 'if-match': '"1"' },
       payload: { labels: { fixed: 'no' } },
     });
     expectCorrupted(patched);
-    const finalized = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(newer.id)}/finalize`, headers: auth(), payload: { status: 'completed' } });
+    const finalized = await testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(newer.id)}/finalize`, headers: auth(), payload: { status: 'completed' } });
     expectCorrupted(finalized);
   });
 
@@ -151,7 +145,7 @@ describe('corruption of every checkpoint and of the current version only', () =>
 
   it('still serves an earlier, intact version with ?version=N', async () => {
     const cp = await create('task-old-ok');
-    const patched = await t.app.inject({
+    const patched = await testApp().app.inject({
       method: 'PATCH',
       url: `/v1/checkpoints/${String(cp.id)}`,
       headers: { ...auth(), 'if-match': '"1"' },

@@ -4,21 +4,15 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
+import { describe, expect, it } from 'vitest';
+import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 
-let t: TestApp;
-beforeEach(async () => {
-  t = await buildTestApp();
-});
-afterEach(async () => {
-  await t.close();
-});
+const testApp = useTestApp();
 
 async function create(body: Json) {
-  return t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth('writer'), payload: body });
+  return testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth('writer'), payload: body });
 }
 
 /** SHA-256 of the RFC 8785 form of the checkpoint without compliance.hash and compliance.signature, computed here, not by src. */
@@ -72,7 +66,7 @@ describe('POST /v1/checkpoints', () => {
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
     expect(hash).toBe(expectedHash(cp));
     // And the read returns the same document, which still hashes the same.
-    const read = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: auth() });
+    const read = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: auth() });
     expect(read.json()).toEqual(cp);
     expect(expectedHash(read.json() as Json)).toBe(hash);
   });
@@ -126,13 +120,13 @@ describe('POST /v1/checkpoints', () => {
   });
 
   it('refuses a body that is not JSON', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { ...auth(), 'content-type': 'application/json' }, payload: '{"taskId":' });
+    const res = await testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { ...auth(), 'content-type': 'application/json' }, payload: '{"taskId":' });
     expectProblem(res, 400, 'validation_failed');
   });
 
   it('stores nothing when the body is refused', async () => {
     await create({ taskId: 'task-refused', agentId: 'a', executionState: { phase: 'nope' } });
-    const history = await t.app.inject({ method: 'GET', url: '/v1/tasks/task-refused/checkpoints', headers: auth() });
+    const history = await testApp().app.inject({ method: 'GET', url: '/v1/tasks/task-refused/checkpoints', headers: auth() });
     expect(history.statusCode).toBe(404);
   });
 });
@@ -141,7 +135,7 @@ describe('GET /v1/checkpoints/:id', () => {
   it('returns the checkpoint with its ETag', async () => {
     const created = await create(checkpointBody('task-get'));
     const cp = created.json() as Json;
-    const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: auth() });
+    const res = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: auth() });
     expect(res.statusCode).toBe(200);
     expect(res.headers.etag).toBe('"1"');
     expect(res.json()).toEqual(cp);
@@ -149,53 +143,53 @@ describe('GET /v1/checkpoints/:id', () => {
 
   it('returns an earlier version with ?version=N after a change', async () => {
     const cp = (await create(checkpointBody('task-version'))).json() as Json;
-    const patch = await t.app.inject({
+    const patch = await testApp().app.inject({
       method: 'PATCH',
       url: `/v1/checkpoints/${cp.id}`,
       headers: { ...auth(), 'if-match': '"1"', 'content-type': 'application/merge-patch+json' },
       payload: JSON.stringify({ labels: { team: 'platform' } }),
     });
     expect(patch.statusCode).toBe(200);
-    const v1 = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}?version=1`, headers: auth() });
+    const v1 = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}?version=1`, headers: auth() });
     expect(v1.statusCode).toBe(200);
     expect(v1.json()).toEqual(cp);
     expect(v1.headers.etag).toBe('"1"');
-    const current = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: auth() });
+    const current = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: auth() });
     expect(current.json()).toMatchObject({ version: 2, labels: { team: 'platform' } });
     expect(current.headers.etag).toBe('"2"');
-    const v2 = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}?version=2`, headers: auth() });
+    const v2 = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}?version=2`, headers: auth() });
     expect(v2.json()).toEqual(current.json());
   });
 
   it('answers 404 not_found for a version that never existed', async () => {
     const cp = (await create(checkpointBody('task-noversion'))).json() as Json;
-    const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}?version=7`, headers: auth() });
+    const res = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}?version=7`, headers: auth() });
     expectProblem(res, 404, 'not_found');
   });
 
   it('answers 404 not_found (problem+json) for an unknown id', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/v1/checkpoints/0190f5c2-0000-7000-8000-000000000000', headers: auth() });
+    const res = await testApp().app.inject({ method: 'GET', url: '/v1/checkpoints/0190f5c2-0000-7000-8000-000000000000', headers: auth() });
     expectProblem(res, 404, 'not_found');
   });
 
   it('answers 400 validation_failed naming params.id for a malformed id', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/v1/checkpoints/not-a-uuid', headers: auth() });
+    const res = await testApp().app.inject({ method: 'GET', url: '/v1/checkpoints/not-a-uuid', headers: auth() });
     expect(fields(expectProblem(res, 400, 'validation_failed'))).toContain('params.id');
   });
 
   it('answers 304 to If-None-Match with the current ETag, and 200 once it is stale', async () => {
     const cp = (await create(checkpointBody('task-304'))).json() as Json;
-    const fresh = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': '"1"' } });
+    const fresh = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': '"1"' } });
     expect(fresh.statusCode).toBe(304);
     expect(fresh.body).toBe('');
     expect(fresh.headers.etag).toBe('"1"');
-    await t.app.inject({
+    await testApp().app.inject({
       method: 'PATCH',
       url: `/v1/checkpoints/${cp.id}`,
       headers: { ...auth(), 'if-match': '"1"' },
       payload: { labels: { x: 'y' } },
     });
-    const stale = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': '"1"' } });
+    const stale = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': '"1"' } });
     expect(stale.statusCode).toBe(200);
     expect(stale.headers.etag).toBe('"2"');
   });
@@ -203,10 +197,10 @@ describe('GET /v1/checkpoints/:id', () => {
   it('answers 304 to a weak ETag, a list that holds the current ETag, and *', async () => {
     const cp = (await create(checkpointBody('task-304-forms'))).json() as Json;
     for (const header of ['W/"1"', '"0", "1"', '*']) {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': header } });
+      const res = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': header } });
       expect(res.statusCode, header).toBe(304);
     }
-    const other = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': '"0", W/"2"' } });
+    const other = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}`, headers: { ...auth(), 'if-none-match': '"0", W/"2"' } });
     expect(other.statusCode).toBe(200);
   });
 });

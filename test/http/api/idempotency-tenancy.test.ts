@@ -1,29 +1,23 @@
 /**
  * Idempotency-Key on writes (DESIGN §3), tenant isolation and roles (DESIGN §6).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auth, buildTestApp, checkpointBody, type TestApp, type Who } from '../../support/app.js';
+import { describe, expect, it } from 'vitest';
+import { auth, checkpointBody, type Who, useTestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 
-let t: TestApp;
-beforeEach(async () => {
-  t = await buildTestApp();
-});
-afterEach(async () => {
-  await t.close();
-});
+const testApp = useTestApp();
 
 function post(body: Json, who: Who = 'writer', headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { ...auth(who), ...headers }, payload: body });
+  return testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { ...auth(who), ...headers }, payload: body });
 }
 
 function get(url: string, who: Who = 'writer', headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'GET', url, headers: { ...auth(who), ...headers } });
+  return testApp().app.inject({ method: 'GET', url, headers: { ...auth(who), ...headers } });
 }
 
 function patch(id: unknown, body: Json, ifMatch: string, who: Who = 'writer', headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'PATCH', url: `/v1/checkpoints/${String(id)}`, headers: { ...auth(who), 'if-match': ifMatch, ...headers }, payload: body });
+  return testApp().app.inject({ method: 'PATCH', url: `/v1/checkpoints/${String(id)}`, headers: { ...auth(who), 'if-match': ifMatch, ...headers }, payload: body });
 }
 
 describe('Idempotency-Key', () => {
@@ -81,7 +75,7 @@ describe('Idempotency-Key', () => {
     const parent = (await post(checkpointBody('task-idem-fin'))).json() as Json;
     const child = (await post(checkpointBody('task-idem-fin'))).json() as Json;
     const linkOnce = () =>
-      t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(parent.id)}/links`, headers: { ...auth(), 'idempotency-key': 'link-1' }, payload: { childId: child.id } });
+      testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(parent.id)}/links`, headers: { ...auth(), 'idempotency-key': 'link-1' }, payload: { childId: child.id } });
     const firstLink = await linkOnce();
     const againLink = await linkOnce();
     expect(firstLink.statusCode).toBe(201);
@@ -90,7 +84,7 @@ describe('Idempotency-Key', () => {
     expect(againLink.json()).toEqual(firstLink.json());
 
     const finalizeOnce = () =>
-      t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(parent.id)}/finalize`, headers: { ...auth(), 'idempotency-key': 'fin-1' }, payload: { status: 'completed' } });
+      testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(parent.id)}/finalize`, headers: { ...auth(), 'idempotency-key': 'fin-1' }, payload: { status: 'completed' } });
     const first = await finalizeOnce();
     const again = await finalizeOnce();
     expect(first.statusCode).toBe(200);
@@ -98,7 +92,7 @@ describe('Idempotency-Key', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json()).toEqual(first.json());
     // Without the key, a second finalization is refused.
-    const other = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(parent.id)}/finalize`, headers: auth(), payload: { status: 'completed' } });
+    const other = await testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(parent.id)}/finalize`, headers: auth(), payload: { status: 'completed' } });
     expect(other.statusCode).toBe(409);
     expect(((await get('/v1/tasks/task-idem-fin/audit')).json() as { items: Json[] }).items).toHaveLength(4);
   });
@@ -115,7 +109,7 @@ describe('Idempotency-Key', () => {
   it('applies a keyed write whose first attempt raced other writers when it is retried', async () => {
     const cp = (await post(checkpointBody('task-idem-storm'))).json() as Json;
     const finalizeKeyed = () =>
-      t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(cp.id)}/finalize`, headers: { ...auth(), 'idempotency-key': 'fin-storm' }, payload: { status: 'completed' } });
+      testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(cp.id)}/finalize`, headers: { ...auth(), 'idempotency-key': 'fin-storm' }, payload: { status: 'completed' } });
     const storm = Array.from({ length: 10 }, (_, i) => patch(cp.id, { labels: { [`k${i}`]: 'v' } }, '*'));
     await Promise.all([...storm, finalizeKeyed()]);
     // Whatever the first attempt answered, a retry with the same key must end with the checkpoint finalized.
@@ -157,7 +151,7 @@ describe('tenancy', () => {
       }
       const patched = await patch(foreign.id, { labels: { x: 'y' } }, '"1"', who);
       expect(patched.statusCode).toBe(404);
-      const finalized = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(foreign.id)}/finalize`, headers: auth(who), payload: { status: 'completed' } });
+      const finalized = await testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(foreign.id)}/finalize`, headers: auth(who), payload: { status: 'completed' } });
       expect(finalized.statusCode).toBe(404);
 
       const search = (await get(`/v1/checkpoints?taskId=${task}`, who)).json() as { items: Json[] };
@@ -176,7 +170,7 @@ describe('tenancy', () => {
   it("cannot link to another tenant's checkpoint", async () => {
     const acme = (await post(checkpointBody('task-acme'), 'acmeWriter')).json() as Json;
     const ours = (await post(checkpointBody('task-default'), 'writer')).json() as Json;
-    const link = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(acme.id)}/links`, headers: auth('writer'), payload: { childId: ours.id } });
+    const link = await testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(acme.id)}/links`, headers: auth('writer'), payload: { childId: ours.id } });
     expect(link.statusCode).toBe(404);
     const born = await post(checkpointBody('task-default', { parentId: acme.id }), 'writer');
     expect(born.statusCode).toBe(400);
@@ -193,16 +187,16 @@ describe('roles and authentication', () => {
     expect(create.statusCode).toBe(403);
     expect(create.json()).toMatchObject({ code: 'forbidden' });
     expect((await patch(cp.id, { labels: { a: 'b' } }, '"1"', 'auditor')).statusCode).toBe(403);
-    const fin = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(cp.id)}/finalize`, headers: auth('auditor'), payload: { status: 'completed' } });
+    const fin = await testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(cp.id)}/finalize`, headers: auth('auditor'), payload: { status: 'completed' } });
     expect(fin.statusCode).toBe(403);
     expect((await get(`/v1/checkpoints/${String(cp.id)}`)).json()).toMatchObject({ version: 1, status: 'active' });
   });
 
   it('answers 401 without a token or with an unknown one', async () => {
-    const none = await t.app.inject({ method: 'GET', url: '/v1/checkpoints' });
+    const none = await testApp().app.inject({ method: 'GET', url: '/v1/checkpoints' });
     expect(none.statusCode).toBe(401);
     expect(none.json()).toMatchObject({ code: 'unauthorized' });
-    const wrong = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { authorization: 'Bearer not-a-token' }, payload: checkpointBody('task-x') });
+    const wrong = await testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { authorization: 'Bearer not-a-token' }, payload: checkpointBody('task-x') });
     expect(wrong.statusCode).toBe(401);
     expect((await get('/v1/tasks/task-x/checkpoints')).statusCode).toBe(404);
   });

@@ -2,28 +2,22 @@
  * PATCH /v1/checkpoints/:id (DESIGN §3): JSON Merge Patch (RFC 7396) under
  * If-Match, read-only fields, finalized checkpoints, revisions, and races.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
+import { describe, expect, it } from 'vitest';
+import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 type Res = { statusCode: number; headers: Record<string, unknown>; json(): unknown };
 
-let t: TestApp;
-beforeEach(async () => {
-  t = await buildTestApp();
-});
-afterEach(async () => {
-  await t.close();
-});
+const testApp = useTestApp();
 
 async function create(taskId = 'task-patch', extra: Json = {}): Promise<Json> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, extra) });
+  const res = await testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, extra) });
   expect(res.statusCode).toBe(201);
   return res.json() as Json;
 }
 
 function patch(id: unknown, body: unknown, headers: Record<string, string> = { 'if-match': '"1"' }, contentType = 'application/merge-patch+json') {
-  return t.app.inject({
+  return testApp().app.inject({
     method: 'PATCH',
     url: `/v1/checkpoints/${String(id)}`,
     headers: { ...auth(), 'content-type': contentType, ...headers },
@@ -32,7 +26,7 @@ function patch(id: unknown, body: unknown, headers: Record<string, string> = { '
 }
 
 async function read(id: unknown): Promise<Json> {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${String(id)}`, headers: auth() });
+  const res = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${String(id)}`, headers: auth() });
   expect(res.statusCode).toBe(200);
   return res.json() as Json;
 }
@@ -190,7 +184,7 @@ describe('read-only fields', () => {
 describe('finalized checkpoints and revisions', () => {
   it('refuses to change a finalized checkpoint with 409 checkpoint_finalized', async () => {
     const cp = await create();
-    const fin = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${cp.id}/finalize`, headers: auth(), payload: { status: 'completed' } });
+    const fin = await testApp().app.inject({ method: 'POST', url: `/v1/checkpoints/${cp.id}/finalize`, headers: auth(), payload: { status: 'completed' } });
     expect(fin.statusCode).toBe(200);
     expectProblem(await patch(cp.id, { labels: { a: '1' } }, { 'if-match': '"2"' }), 409, 'checkpoint_finalized');
     expectProblem(await patch(cp.id, { labels: { a: '1' } }, { 'if-match': '*' }), 409, 'checkpoint_finalized');
@@ -201,7 +195,7 @@ describe('finalized checkpoints and revisions', () => {
     const cp = await create();
     const v2 = (await patch(cp.id, { labels: { a: '1' } })).json() as Json;
     const v3 = (await patch(cp.id, { labels: { a: '2' } }, { 'if-match': '"2"' })).json() as Json;
-    const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}/revisions`, headers: auth() });
+    const res = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${cp.id}/revisions`, headers: auth() });
     expect(res.statusCode).toBe(200);
     const items = (res.json() as { items: Json[] }).items;
     expect(items.map((i) => i.version)).toEqual([1, 2, 3]);

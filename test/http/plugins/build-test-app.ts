@@ -10,13 +10,9 @@ import { AppError } from '../../../src/errors.js';
 import { fastifyOptions, registerPlugins } from '../../../src/http/plugins/index.js';
 import { createMetrics, type Metrics } from '../../../src/metrics.js';
 import { StoreError } from '../../../src/store/store.js';
+import { TOKENS } from '../../support/app.js';
 
-export const TOKENS = {
-  writer: 'writer-secret-0123456789abcdef',
-  auditor: 'auditor-secret-0123456789abcdef',
-  admin: 'admin-secret-0123456789abcdef',
-  acmeWriter: 'acme-writer-secret-0123456789',
-} as const;
+export { TOKENS };
 
 export function bearer(token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` };
