@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 import { AppError } from '../errors.js';
 import type { Actor, ServiceContext, WriteOptions } from '../service/context.js';
+import type { CheckpointDoc } from '../service/records.js';
 
 export function actorOf(request: FastifyRequest): Actor {
   const { role, tenant, subject } = request.principal;
@@ -89,4 +90,19 @@ export function accepts(request: FastifyRequest, mediaType: string): boolean {
 /** The service context with the request's logger, so service logs carry the request id. */
 export function scoped(ctx: ServiceContext, request: FastifyRequest): ServiceContext {
   return { ...ctx, log: request.log };
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Answers one stored checkpoint from its stored text, with its ETag. */
+export function sendDoc(reply: FastifyReply, doc: CheckpointDoc, status = 200): FastifyReply {
+  return reply.code(status).header('ETag', etag(doc.version)).type(JSON_TYPE).send(doc.json);
+}
+
+/** Answers a list of stored checkpoints (`{ items, ... }`) by joining their stored texts. */
+export function sendDocs(reply: FastifyReply, page: { items: CheckpointDoc[]; nextCursor?: string; corrupted?: string[] }): FastifyReply {
+  const { items, ...rest } = page;
+  const tail = JSON.stringify(rest);
+  const members = tail === '{}' ? '' : `,${tail.slice(1, -1)}`;
+  return reply.type(JSON_TYPE).send(`{"items":[${items.map((doc) => doc.json).join(',')}]${members}}`);
 }

@@ -103,7 +103,7 @@ export async function createCheckpoint(
   ctx.metrics.checkpointWriteLatency.observe({ operation: 'create' }, performance.now() - started);
   ctx.log.info({ tenant: actor.tenant, taskId: input.taskId, checkpointId: result.checkpointId, replayed }, 'checkpoint created');
   if (!replayed) return { checkpoint: { ...checkpoint, compliance: { ...checkpoint.compliance, hash } }, replayed };
-  return { checkpoint: await getCheckpoint(ctx, actor, result.checkpointId, result.version), replayed };
+  return { checkpoint: (await getCheckpoint(ctx, actor, result.checkpointId, result.version)).checkpoint, replayed };
 }
 
 export function summary(checkpoint: Checkpoint, hash: string): Record<string, unknown> {
@@ -156,7 +156,7 @@ export async function changeCheckpoint(
     return { next, prepared };
   };
 
-  const read = await getCheckpoint(ctx, actor, checkpointId);
+  const read = (await getCheckpoint(ctx, actor, checkpointId)).checkpoint;
   let planned: ReturnType<typeof plan> | undefined;
   let refusal: unknown;
   try {
@@ -173,7 +173,7 @@ export async function changeCheckpoint(
     if (raw?.h !== read.compliance.hash) {
       const verified = verifyStored(raw);
       if (!verified.ok) throw new AppError('checkpoint_corrupted', { extra: { checkpointId } });
-      current = verified.checkpoint;
+      current = verified.doc.checkpoint;
       step = plan(current);
     } else if (refusal !== undefined) {
       throw refusal;
@@ -193,5 +193,5 @@ export async function changeCheckpoint(
     const { next, hash } = written;
     return { checkpoint: { ...next, compliance: { ...next.compliance, hash } }, replayed };
   }
-  return { checkpoint: await getCheckpoint(ctx, actor, result.checkpointId, result.version), replayed };
+  return { checkpoint: (await getCheckpoint(ctx, actor, result.checkpointId, result.version)).checkpoint, replayed };
 }

@@ -11,7 +11,7 @@ import { decodeValue, readRecord } from '../store/keyspace.js';
 import { snapshot, type Actor, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 import { loadCurrent, reportCorruption, taskOf, type Corruption } from './reads.js';
-import { verifyStored, type StoredCheckpoint } from './records.js';
+import { verifyStored, type CheckpointDoc, type StoredCheckpoint } from './records.js';
 import { keyspaceOf, readHead } from './task-write.js';
 
 export interface Listed<T> extends Page<T> {
@@ -23,7 +23,7 @@ const isSeqCursor = (value: unknown): value is { s: number } =>
   typeof value === 'object' && value !== null && Number.isSafeInteger((value as { s?: unknown }).s);
 
 /** A task's checkpoints, newest first. */
-export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: string, limit: number, cursor?: string): Promise<Listed<Checkpoint>> {
+export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: string, limit: number, cursor?: string): Promise<Listed<CheckpointDoc>> {
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
   const position = decodeCursor(cursor, isSeqCursor);
@@ -34,13 +34,13 @@ export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: str
     const end = position === undefined ? ks.history.range(taskId).end : ks.history.pack(taskId, position.s);
     const rows = await tx.getRange(begin, end, { limit: limit + 1, reverse: true });
     const page = rows.slice(0, limit);
-    const items: Checkpoint[] = [];
+    const items: CheckpointDoc[] = [];
     const corrupt: Corruption[] = [];
     for (const row of page) {
       const id = decodeValue<string>(row.value);
       const loaded = await loadCurrent(tx, ks, taskId, id);
       if (loaded === undefined) continue;
-      if (loaded.ok) items.push(loaded.checkpoint);
+      if (loaded.ok) items.push(loaded.doc);
       else corrupt.push(loaded.corruption);
     }
     const lastRow = page[page.length - 1];
@@ -51,14 +51,14 @@ export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: str
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'history' }, performance.now() - started);
   for (const c of corrupt) await reportCorruption(ctx, actor, c);
-  const page: Listed<Checkpoint> = { items };
+  const page: Listed<CheckpointDoc> = { items };
   if (more && last !== undefined) page.nextCursor = encodeCursor({ s: last });
   if (corrupt.length > 0) page.corrupted = corrupt.map((c) => c.checkpointId);
   return page;
 }
 
 /** The newest checkpoint of a task whose hash verifies; the corrupt ones before it are named. */
-export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId: string): Promise<{ checkpoint: Checkpoint; skipped: string[] }> {
+export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId: string): Promise<{ checkpoint: CheckpointDoc; skipped: string[] }> {
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
   const found = await snapshot(ctx, async (tx) => {
@@ -72,7 +72,7 @@ export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId
       for (const row of rows) {
         const loaded = await loadCurrent(tx, ks, taskId, decodeValue<string>(row.value));
         if (loaded === undefined) continue;
-        if (loaded.ok) return { checkpoint: loaded.checkpoint, corrupt };
+        if (loaded.ok) return { checkpoint: loaded.doc, corrupt };
         corrupt.push(loaded.corruption);
       }
       if (rows.length < 20) return { checkpoint: undefined, corrupt };
@@ -121,7 +121,7 @@ export async function checkpointRevisions(ctx: ServiceContext, actor: Actor, che
 function info(raw: StoredCheckpoint | undefined, version: number | undefined): RevisionInfo {
   const verified = verifyStored(raw);
   if (verified.ok) {
-    const c = verified.checkpoint;
+    const c = verified.doc.checkpoint;
     return { version: c.version, hash: c.compliance.hash!, updatedAt: c.updatedAt, status: c.status, verified: true };
   }
   // An unreadable record is still listed, so an auditor sees that a version exists and fails.
@@ -148,7 +148,7 @@ export async function checkpointLineage(ctx: ServiceContext, actor: Actor, check
       if (taskId === undefined) return undefined;
       const loaded = await loadCurrent(tx, ks, taskId, id);
       if (loaded === undefined || !loaded.ok) return { id, taskId, agentId: '', iteration: 0, status: 'active', createdAt: '' };
-      const c = loaded.checkpoint;
+      const c = loaded.doc.checkpoint;
       const n: LineageNode = { id, taskId, agentId: c.agentId, iteration: c.iteration, status: c.status, createdAt: c.createdAt };
       if (c.agentType) n.agentType = c.agentType;
       if (c.executionState.phase) n.phase = c.executionState.phase;

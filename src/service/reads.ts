@@ -5,12 +5,11 @@
  *
  * @module
  */
-import type { Checkpoint } from '../domain/checkpoint.js';
 import { AppError } from '../errors.js';
 import { decodeValue, readRecord } from '../store/keyspace.js';
 import type { Transaction } from '../store/store.js';
 import { snapshot, type Actor, type ServiceContext } from './context.js';
-import { verifyStored, type StoredCheckpoint } from './records.js';
+import { verifyStored, type CheckpointDoc, type StoredCheckpoint } from './records.js';
 import { keyspaceOf, writeTask, type Keyspace } from './task-write.js';
 
 export interface Corruption {
@@ -20,7 +19,7 @@ export interface Corruption {
   reason: string;
 }
 
-export type Loaded = { ok: true; checkpoint: Checkpoint; raw: StoredCheckpoint } | { ok: false; corruption: Corruption };
+export type Loaded = { ok: true; doc: CheckpointDoc; raw: StoredCheckpoint } | { ok: false; corruption: Corruption };
 
 /** The task a checkpoint belongs to, or undefined when the id is unknown to this tenant. */
 export async function taskOf(tx: Transaction, ks: Keyspace, checkpointId: string): Promise<string | undefined> {
@@ -39,14 +38,14 @@ export async function loadCurrent(tx: Transaction, ks: Keyspace, taskId: string,
   if (raw === undefined) return undefined;
   const verified = verifyStored(raw);
   if (!verified.ok) return { ok: false, corruption: { checkpointId, taskId, reason: verified.reason } };
-  return { ok: true, checkpoint: verified.checkpoint, raw };
+  return { ok: true, doc: verified.doc, raw };
 }
 
 /** Loads and verifies version `version` of a checkpoint, current or earlier. */
 export async function loadVersion(tx: Transaction, ks: Keyspace, taskId: string, checkpointId: string, version: number): Promise<Loaded | undefined> {
   const current = await loadCurrent(tx, ks, taskId, checkpointId);
   if (current === undefined) return undefined;
-  if (current.ok && current.checkpoint.version === version) return current;
+  if (current.ok && current.doc.version === version) return current;
   let raw: StoredCheckpoint | undefined;
   try {
     raw = await readRecord<StoredCheckpoint>(tx, ks.revisions, [checkpointId, version]);
@@ -56,7 +55,7 @@ export async function loadVersion(tx: Transaction, ks: Keyspace, taskId: string,
   if (raw === undefined) return current.ok ? undefined : current;
   const verified = verifyStored(raw);
   if (!verified.ok) return { ok: false, corruption: { checkpointId, taskId, version, reason: verified.reason } };
-  return { ok: true, checkpoint: verified.checkpoint, raw };
+  return { ok: true, doc: verified.doc, raw };
 }
 
 /**
@@ -83,7 +82,7 @@ export async function reportCorruption(ctx: ServiceContext, actor: Actor, corrup
 }
 
 /** GET /v1/checkpoints/:id, optionally at an earlier version. */
-export async function getCheckpoint(ctx: ServiceContext, actor: Actor, checkpointId: string, version?: number): Promise<Checkpoint> {
+export async function getCheckpoint(ctx: ServiceContext, actor: Actor, checkpointId: string, version?: number): Promise<CheckpointDoc> {
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
   const loaded = await snapshot(ctx, async (tx) => {
@@ -97,5 +96,5 @@ export async function getCheckpoint(ctx: ServiceContext, actor: Actor, checkpoin
     await reportCorruption(ctx, actor, loaded.corruption);
     throw new AppError('checkpoint_corrupted', { extra: { checkpointId } });
   }
-  return loaded.checkpoint;
+  return loaded.doc;
 }

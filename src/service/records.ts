@@ -23,21 +23,64 @@ export function toStored(checkpoint: Checkpoint): { stored: StoredCheckpoint; ha
   return { stored, hash, bytes: Buffer.byteLength(canonical) };
 }
 
-export type Verified = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
+/**
+ * A verified stored checkpoint. Its JSON answer is made from the stored
+ * canonical text without parsing it (lists of a hundred checkpoints are
+ * answered by concatenation); the object is parsed only when asked for.
+ */
+export class CheckpointDoc {
+  private readonly raw: StoredCheckpoint;
+  private parsed: Checkpoint | undefined;
 
-/** Checks a stored record against its hash and returns the checkpoint it holds. */
+  constructor(raw: StoredCheckpoint) {
+    this.raw = raw;
+  }
+
+  get checkpoint(): Checkpoint {
+    if (this.parsed === undefined) {
+      const checkpoint = JSON.parse(this.raw.c) as Checkpoint;
+      checkpoint.compliance = { ...checkpoint.compliance, hash: this.raw.h };
+      if (this.raw.s) checkpoint.compliance.signature = this.raw.s;
+      this.parsed = checkpoint;
+    }
+    return this.parsed;
+  }
+
+  /** Anything that serializes a doc the ordinary way still gets the checkpoint. */
+  toJSON(): Checkpoint {
+    return this.checkpoint;
+  }
+
+  /** `version` sorts last among the top-level keys, so canonical JSON ends with it. */
+  get version(): number {
+    const match = /"version":(\d+)}$/.exec(this.raw.c);
+    return match ? Number(match[1]) : this.checkpoint.version;
+  }
+
+  /**
+   * The checkpoint as JSON: the canonical text with the hash (and signature)
+   * put into its `compliance` object. The first `"compliance":{` is the
+   * top-level one: only `agentId` and `agentType`, both strings, sort before
+   * it, and a quote inside a JSON string is always escaped.
+   */
+  get json(): string {
+    const { c, h, s } = this.raw;
+    const marker = '"compliance":{';
+    const at = c.indexOf(marker);
+    if (at < 0) return JSON.stringify(this.checkpoint);
+    const open = at + marker.length;
+    const sealed = `"hash":${JSON.stringify(h)}${s ? `,"signature":${JSON.stringify(s)}` : ''}`;
+    return `${c.slice(0, open)}${sealed}${c[open] === '}' ? '' : ','}${c.slice(open)}`;
+  }
+}
+
+export type Verified = { ok: true; doc: CheckpointDoc } | { ok: false; reason: string };
+
+/** Checks a stored record against its hash. */
 export function verifyStored(record: unknown): Verified {
   if (typeof record !== 'object' || record === null) return { ok: false, reason: 'unreadable record' };
-  const { c, h, s } = record as Partial<StoredCheckpoint>;
+  const { c, h } = record as Partial<StoredCheckpoint>;
   if (typeof c !== 'string' || typeof h !== 'string') return { ok: false, reason: 'unreadable record' };
   if (sha256Hex(c) !== h) return { ok: false, reason: 'hash mismatch' };
-  let checkpoint: Checkpoint;
-  try {
-    checkpoint = JSON.parse(c) as Checkpoint;
-  } catch {
-    return { ok: false, reason: 'unreadable content' };
-  }
-  checkpoint.compliance = { ...checkpoint.compliance, hash: h };
-  if (s) checkpoint.compliance.signature = s;
-  return { ok: true, checkpoint };
+  return { ok: true, doc: new CheckpointDoc(record as StoredCheckpoint) };
 }

@@ -15,6 +15,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { filePaths, indexTerm, labelTerm, type IndexName } from './indexes.js';
 import type { Listed } from './queries.js';
 import { loadCurrent, reportCorruption, type Corruption } from './reads.js';
+import type { CheckpointDoc } from './records.js';
 import { keyspaceOf } from './task-write.js';
 
 export interface SearchQuery {
@@ -109,7 +110,7 @@ function searchableText(checkpoint: Checkpoint): string {
   return parts.join('\n').toLowerCase();
 }
 
-export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query: SearchQuery): Promise<Listed<Checkpoint>> {
+export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query: SearchQuery): Promise<Listed<CheckpointDoc>> {
   const started = performance.now();
   const ks = keyspaceOf(actor.tenant);
   const [name, value] = drivingIndex(query);
@@ -122,7 +123,7 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
     // `to` is inclusive: every createdAt up to it, whatever id follows.
     let end = query.to !== undefined ? ks.index.range(name, value, query.to).end : bounds.end;
     if (position !== undefined) end = ks.index.pack(name, value, position.c, position.i);
-    const items: Checkpoint[] = [];
+    const items: CheckpointDoc[] = [];
     const corrupt: Corruption[] = [];
     let scanned = 0;
     let stoppedAt: Position | undefined;
@@ -135,7 +136,7 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
         const loaded = await loadCurrent(tx, ks, decodeValue<string>(row.value), id);
         if (loaded !== undefined) {
           if (!loaded.ok) corrupt.push(loaded.corruption);
-          else if (matches(loaded.checkpoint, query)) items.push(loaded.checkpoint);
+          else if (matches(loaded.doc.checkpoint, query)) items.push(loaded.doc);
         }
         if (items.length >= query.limit || scanned >= SCAN_BUDGET) {
           // One more index entry tells whether a next page can exist at all.
@@ -149,7 +150,7 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);
   for (const c of corrupt) await reportCorruption(ctx, actor, c);
-  const page: Listed<Checkpoint> = { items };
+  const page: Listed<CheckpointDoc> = { items };
   if (!exhausted && stoppedAt !== undefined) page.nextCursor = encodeCursor(stoppedAt);
   if (corrupt.length > 0) page.corrupted = corrupt.map((c) => c.checkpointId);
   return page;

@@ -16,7 +16,7 @@ import { checkpointLineage, checkpointRevisions } from '../../service/queries.js
 import { getCheckpoint } from '../../service/reads.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
 import type { Signer } from '../../service/signing.js';
-import { actorOf, etag, ifMatchVersion, markReplay, writeOptions, scoped } from '../request-context.js';
+import { actorOf, etag, ifMatchVersion, markReplay, scoped, sendDoc, sendDocs, writeOptions } from '../request-context.js';
 import { finalizeBody, idParams, linkBody, searchQuery, versionQuery } from '../schemas.js';
 
 export interface CheckpointRoutesOptions {
@@ -41,11 +41,11 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
   });
 
   app.get('/v1/checkpoints/:id', { schema: { tags, summary: 'Read a checkpoint (hash verified)', params: idParams, querystring: versionQuery } }, async (request, reply) => {
-    const checkpoint = await getCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.query.version);
-    if (request.query.version === undefined && noneMatch(request.headers['if-none-match'], checkpoint.version)) {
-      return reply.code(304).header('ETag', etag(checkpoint.version)).send();
+    const doc = await getCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.query.version);
+    if (request.query.version === undefined && noneMatch(request.headers['if-none-match'], doc.version)) {
+      return reply.code(304).header('ETag', etag(doc.version)).send();
     }
-    return sendCheckpoint(reply, checkpoint);
+    return sendDoc(reply, doc);
   });
 
   app.patch(
@@ -94,8 +94,8 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     checkpointRevisions(scoped(ctx, request), actorOf(request), request.params.id),
   );
 
-  app.get('/v1/checkpoints', { schema: { tags, summary: 'Search checkpoints', querystring: searchQuery } }, async (request) =>
-    searchCheckpoints(scoped(ctx, request), actorOf(request), toSearch(request.query, request)),
+  app.get('/v1/checkpoints', { schema: { tags, summary: 'Search checkpoints', querystring: searchQuery } }, async (request, reply) =>
+    sendDocs(reply, await searchCheckpoints(scoped(ctx, request), actorOf(request), toSearch(request.query, request))),
   );
 }
 

@@ -11,7 +11,7 @@ import { AppError } from '../../errors.js';
 import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit-trail.js';
 import type { ServiceContext } from '../../service/context.js';
 import { latestCheckpoint, taskHistory } from '../../service/queries.js';
-import { accepts, actorOf, etag, scoped } from '../request-context.js';
+import { accepts, actorOf, scoped, sendDoc, sendDocs } from '../request-context.js';
 import { pageQuery, taskParams } from '../schemas.js';
 
 const NDJSON = 'application/x-ndjson';
@@ -26,14 +26,15 @@ export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceC
       const { checkpoint, skipped } = await latestCheckpoint(scoped(ctx, request), actorOf(request), request.params.taskId);
       // Corrupt checkpoints newer than this one were skipped; they are named here and reported as events.
       if (skipped.length > 0) reply.header('Baton-Skipped-Corrupt', skipped.join(','));
-      return reply.header('ETag', etag(checkpoint.version)).send(checkpoint);
+      return sendDoc(reply, checkpoint);
     },
   );
 
   app.get(
     '/v1/tasks/:taskId/checkpoints',
     { schema: { tags: ['tasks'], summary: 'A task’s checkpoints, newest first', params: taskParams, querystring: pageQuery } },
-    async (request) => taskHistory(scoped(ctx, request), actorOf(request), request.params.taskId, request.query.limit, request.query.cursor),
+    async (request, reply) =>
+      sendDocs(reply, await taskHistory(scoped(ctx, request), actorOf(request), request.params.taskId, request.query.limit, request.query.cursor)),
   );
 
   app.get(
