@@ -33,6 +33,9 @@ export function patchCheckpoint(
   );
 }
 
+/** What a merged checkpoint must satisfy: a new checkpoint's rules, without `parentId` (links set it). */
+const editableSchema = checkpointInput.omit({ parentId: true });
+
 /** Applies a merge patch and validates the result; read-only fields must keep their value. */
 export function mergeChecked(current: Checkpoint, patch: unknown): Checkpoint {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
@@ -64,7 +67,7 @@ export function mergeChecked(current: Checkpoint, patch: unknown): Checkpoint {
   const base = { ...rest, compliance };
   const merged = applyMergePatch(base, stripped) as Record<string, unknown>;
   const { id: _id, schemaVersion: _sv, status: _st, finalStatus: _fs, version: _v, createdAt: _c, updatedAt: _u, finalizedAt: _f, parentId: _p, ...editable } = merged;
-  const parsed = checkpointInput.omit({ parentId: true }).safeParse(editable);
+  const parsed = editableSchema.safeParse(editable);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) errors.push({ field: issue.path.join('.') || 'body', message: issue.message });
   }
