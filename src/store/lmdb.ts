@@ -56,6 +56,8 @@ export class LmdbStore implements Store, PendingReader {
   /** The last commit handed to LMDB; later transactions resolve after it. */
   private lastCommit: Promise<void> = Promise.resolve();
   private sequence: bigint;
+  /** The newest commit sequence whose transaction has resolved; every snapshot must hold it. */
+  private acknowledged: bigint;
   private closed = false;
   /** Set by a failed commit: later transactions may have read its writes, so the store stops. */
   private failure: StoreError | undefined;
@@ -66,6 +68,7 @@ export class LmdbStore implements Store, PendingReader {
     this.meta = env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
     const stored = this.meta.get(SEQUENCE_KEY);
     this.sequence = stored === undefined ? 0n : Buffer.from(stored).readBigUInt64BE();
+    this.acknowledged = this.sequence;
   }
 
   static open(options: LmdbStoreOptions): LmdbStore {
@@ -113,7 +116,14 @@ export class LmdbStore implements Store, PendingReader {
    */
   private async read<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
-    const snapshot = this.env.useReadTransaction();
+    let snapshot = this.env.useReadTransaction();
+    // lmdb-js shares one read transaction and renews it lazily; one that
+    // predates the last acknowledged commit is renewed before it is used.
+    if (this.sequenceIn(snapshot) < this.acknowledged) {
+      snapshot.done();
+      this.env.resetReadTxn();
+      snapshot = this.env.useReadTransaction();
+    }
     const tx = new MemoryTransaction(new SnapshotReader(this.data, snapshot), true);
     try {
       return await runWithin(body(tx), deadline);
@@ -172,8 +182,14 @@ export class LmdbStore implements Store, PendingReader {
     } finally {
       for (const id of writes.keys()) this.removePending(id, sequence);
     }
+    if (sequence > this.acknowledged) this.acknowledged = sequence;
     tx.resolveStamp(stamp);
     return result;
+  }
+
+  private sequenceIn(snapshot: ReadTransaction): bigint {
+    const bytes = copyOf(readFast(this.meta, SEQUENCE_KEY, snapshot));
+    return bytes === undefined ? 0n : bytes.readBigUInt64BE();
   }
 
   private addPending(id: string, key: Bytes, value: Bytes | null, sequence: bigint): void {
