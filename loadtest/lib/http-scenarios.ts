@@ -1,0 +1,130 @@
+/**
+ * The closed-loop scenarios of the HTTP benchmark, driven by autocannon: a
+ * fixed number of connections, each sending its next request as soon as the
+ * previous one is answered, for a discarded warm-up and then the measured run.
+ * Also the request builders of the create, get and history scenarios (the
+ * patch scenario has its own file: it keeps state between requests).
+ *
+ * @module
+ */
+import autocannon from 'autocannon';
+import { CONNECTIONS, HISTORY_LIMIT, HISTORY_TASKS, SECONDS, WARMUP_SECONDS } from './http-config.js';
+import { jsonHeaders } from './http-client.js';
+import { historyTaskId, taskId, uniqueCheckpointBody } from './http-payloads.js';
+import { cpuMeter, type Cpu } from './proc.js';
+import { assertAlive, type Server } from './servers.js';
+import { latencyOf, round, type Latency } from './stats.js';
+
+/** Latency (p50, p99, max) over every response of the measured run. */
+export interface ClosedFigures extends Latency {
+  connections: number;
+  seconds: number;
+  requests: number;
+  reqPerSec: number;
+  okPerSec: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  cpu: Cpu;
+  extra?: Record<string, number>;
+}
+
+export type Requests = autocannon.Request[];
+
+function cannon(url: string, requests: Requests, connections: number, seconds: number, onLatency?: (ms: number) => void): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      { url, connections, duration: seconds, requests, headers: jsonHeaders as Record<string, string>, timeout: 10 },
+      (error: unknown, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
+    );
+    if (onLatency) instance.on('response', (_client, _status, _bytes, ms) => onLatency(ms));
+  });
+}
+
+/**
+ * Warm-up (discarded), then the measured run. `requests()` is called for each
+ * run; `before()` runs before each (e.g. to resynchronise state the warm-up
+ * left behind). Latency is recorded per response in ms (float) from
+ * autocannon's own timer, over every status.
+ */
+export async function closedLoop(
+  server: Server,
+  requests: () => Requests,
+  connections = CONNECTIONS,
+  before?: () => Promise<void>,
+): Promise<ClosedFigures> {
+  await before?.();
+  await cannon(server.url, requests(), connections, WARMUP_SECONDS);
+  assertAlive(server);
+  await before?.();
+  const samples: number[] = [];
+  const meter = cpuMeter(server.child.pid);
+  const result = await cannon(server.url, requests(), connections, SECONDS, (ms) => samples.push(ms));
+  const cpu = meter(samples.length);
+  assertAlive(server);
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count ?? 0;
+  const seconds = result.duration;
+  return {
+    connections,
+    seconds,
+    requests: samples.length,
+    reqPerSec: round(samples.length / seconds, 1),
+    okPerSec: round(result['2xx'] / seconds, 1),
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    ...latencyOf(samples),
+    cpu,
+  };
+}
+
+export function postRequests(): Requests {
+  let n = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/v1/checkpoints',
+      setupRequest: (request) => {
+        const i = n++;
+        // Round-robin over the 1,000 open tasks; the body counter keeps content unique across runs.
+        request.body = uniqueCheckpointBody(taskId(i));
+        return request;
+      },
+    },
+  ];
+}
+
+export function getRequests(ids: string[]): () => Requests {
+  return () => {
+    let n = 0;
+    return [
+      {
+        method: 'GET',
+        path: `/v1/checkpoints/${ids[0]}`,
+        setupRequest: (request) => {
+          request.path = `/v1/checkpoints/${ids[n++ % ids.length]}`;
+          return request;
+        },
+      },
+    ];
+  };
+}
+
+export function historyRequests(): Requests {
+  let n = 0;
+  return [
+    {
+      method: 'GET',
+      path: `/v1/tasks/${historyTaskId(0)}/checkpoints?limit=${HISTORY_LIMIT}`,
+      setupRequest: (request) => {
+        request.path = `/v1/tasks/${historyTaskId(n++ % HISTORY_TASKS)}/checkpoints?limit=${HISTORY_LIMIT}`;
+        return request;
+      },
+    },
+  ];
+}

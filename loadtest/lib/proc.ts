@@ -1,0 +1,109 @@
+/**
+ * Readings of another process from /proc (Linux only): the TCP ports it
+ * listens on, its memory, and the CPU it has used. The HTTP benchmark reads
+ * its server children this way because they run in other processes, where
+ * `process.memoryUsage()` and `process.cpuUsage()` cannot see.
+ *
+ * @module
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { round } from './stats.js';
+
+/** The TCP ports `pid` listens on, from /proc (Linux): its socket inodes matched against /proc/net/tcp{,6}. */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match) inodes.add(match[1]!);
+    } catch {
+      // The descriptor closed meanwhile.
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode; st 0A = LISTEN
+      if (fields.length < 10 || fields[3] !== '0A' || !inodes.has(fields[9]!)) continue;
+      ports.push(parseInt(fields[1]!.split(':')[1]!, 16));
+    }
+  }
+  return ports;
+}
+
+export interface Memory {
+  rssMB: number;
+  peakRssMB: number;
+  /** Heap and other private memory. */
+  anonMB: number;
+  /** File-backed pages: LMDB's memory map, the node binary and libraries. */
+  fileMB: number;
+}
+
+/** VmRSS, VmHWM (peak RSS), RssAnon and RssFile of a process, from /proc/<pid>/status. */
+export function memoryOf(pid: number | undefined): Memory | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    const mb = (field: string): number => round(kb(field) / 1024, 1);
+    return { rssMB: mb('VmRSS'), peakRssMB: mb('VmHWM'), anonMB: mb('RssAnon'), fileMB: mb('RssFile') };
+  } catch {
+    return undefined;
+  }
+}
+
+const CLOCK_TICKS = ((): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat. */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+export interface Cpu {
+  /** Server CPU over the measured run, in % of one core. */
+  serverPct: number;
+  /** Server CPU per completed request, in microseconds. */
+  serverUsPerReq: number;
+  /** This process's (the load generator's) CPU, in % of one core. */
+  generatorPct: number;
+}
+
+/** Starts measuring the CPU of the server `pid` and of this process; call the result with the number of requests completed. */
+export function cpuMeter(pid: number | undefined): (requests: number) => Cpu {
+  const server0 = cpuSecondsOf(pid);
+  const generator0 = process.cpuUsage();
+  const t0 = performance.now();
+  return (requests) => {
+    const wall = (performance.now() - t0) / 1000;
+    const serverSeconds = cpuSecondsOf(pid) - server0;
+    const generator = process.cpuUsage(generator0);
+    return {
+      serverPct: round((100 * serverSeconds) / wall, 1),
+      serverUsPerReq: round((serverSeconds * 1e6) / requests, 1),
+      generatorPct: round((100 * (generator.user + generator.system)) / 1e6 / wall, 1),
+    };
+  };
+}

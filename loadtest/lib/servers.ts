@@ -1,0 +1,107 @@
+/**
+ * The HTTP benchmark's servers, each a child process started with
+ * `node --import tsx <script>`: starting one and finding the port it listens
+ * on, checking it is still alive after a run, and stopping them all (SIGTERM,
+ * then SIGKILL after a grace period) at the end, on an error or on a signal.
+ *
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { listeningPorts } from './proc.js';
+
+/** The repository root: servers run from there, as `npm start` does, and scripts are named relative to it. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Every child started and not yet stopped, so that no exit path leaves one running. */
+const children = new Set<ChildProcess>();
+
+export interface Server {
+  name: string;
+  child: ChildProcess;
+  url: string;
+  host: string;
+  port: number;
+  /** The server's output (bounded), for diagnostics. */
+  output: () => string;
+  /** Lines of the server's output: with LOG_LEVEL=warn, every one is a warning or an error. */
+  lines: string[];
+}
+
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+
+/**
+ * Starts a server with `node --import tsx <script>` and finds where it
+ * listens: from its "Server listening at" line when it logs one (it does not
+ * at LOG_LEVEL=warn), else from the sockets it listens on, probing `probePath`.
+ */
+export async function startServer(name: string, script: string, env: Record<string, string>, probePath: string, nodeArgs: string[] = []): Promise<Server> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let output = '';
+  const lines: string[] = [];
+  let partial = '';
+  const onData = (chunk: Buffer): void => {
+    const text = chunk.toString();
+    output = (output + text).slice(-64 * 1024);
+    const parts = (partial + text).split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) if (line.trim() !== '' && lines.length < 1000) lines.push(line);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const host = env.HOST ?? '127.0.0.1';
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited(child)) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before listening:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not listen within 30 s:\n${output}`);
+    const logged = /Server listening at http:\/\/[^:\s]+:(\d+)/.exec(output);
+    const candidates = logged ? [Number(logged[1])] : child.pid === undefined ? [] : listeningPorts(child.pid);
+    for (const port of candidates) {
+      const url = `http://${host}:${port}`;
+      try {
+        const response = await fetch(url + probePath, { signal: AbortSignal.timeout(2_000) });
+        await response.arrayBuffer();
+        if (response.ok) {
+          lines.splice(0); // startup output is not a warning under load
+          return { name, child, url, host, port, output: () => output, lines };
+        }
+      } catch {
+        // Not answering yet.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Throws, with the end of its output, if `server` has exited: the figures of a run it did not survive mean nothing. */
+export function assertAlive(server: Server): void {
+  if (exited(server.child)) {
+    throw new Error(`${server.name} exited (${server.child.exitCode ?? server.child.signalCode}) during the run:\n${server.output().slice(-4000)}`);
+  }
+}
+
+async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (!exited(child)) {
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await gone;
+    clearTimeout(timer);
+  }
+  children.delete(child);
+}
+
+/** Stops every server started: SIGTERM, then SIGKILL after 5 s. */
+export async function stopServers(): Promise<void> {
+  await Promise.all([...children].map((child) => stopChild(child)));
+}
+
+/** SIGKILLs every server still running; synchronous, for a process 'exit' handler. */
+export function killServers(): void {
+  for (const child of children) if (!exited(child)) child.kill('SIGKILL');
+}
