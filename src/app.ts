@@ -43,7 +43,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     log: options.logger ?? silent,
     notifier: new EventNotifier(),
     maxCheckpointBytes: config.maxCheckpointBytes,
-    eventSource: `/baton/${config.host}`,
+    eventSource: '/baton',
     now: options.now ?? (() => new Date()),
   };
 

@@ -14,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
+import { copyOf, lowerBound, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
 import {
   COMMIT_STAMP_BYTES,
@@ -252,13 +253,8 @@ export class LmdbStore implements Store, PendingReader {
     return copyOf(readFast(this.data, key));
   }
 
-  *committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }> {
-    const range = reverse
-      ? this.data.getRange({ start: end, end: begin, reverse: true, exclusiveStart: true, inclusiveEnd: true })
-      : this.data.getRange({ start: begin, end });
-    for (const { key, value } of range) {
-      yield { key: Buffer.from(key), value: Buffer.from(value) };
-    }
+  committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }> {
+    return readRange(this.data, begin, end, reverse);
   }
 
   async ping(): Promise<void> {
@@ -273,63 +269,6 @@ export class LmdbStore implements Store, PendingReader {
     await this.lastCommit;
     await this.env.close();
   }
-}
-
-/**
- * A copy of the value at `key`, optionally in an explicit read transaction
- * (an argument lmdb-js takes but its types leave out).
- */
-function readFast(data: Database<Buffer, Buffer>, key: Bytes, transaction?: ReadTransaction): Uint8Array | undefined {
-  const getBinary = data.getBinary as (id: Buffer, options?: { transaction: ReadTransaction }) => Uint8Array | undefined;
-  return getBinary.call(data, key, transaction ? { transaction } : undefined);
-}
-
-/** The copy as a Buffer, without copying again. */
-function copyOf(bytes: Uint8Array | undefined): Bytes | undefined {
-  return bytes === undefined ? undefined : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** Reads one LMDB snapshot, with no pending writes above it. */
-class SnapshotReader implements PendingReader {
-  private readonly data: Database<Buffer, Buffer>;
-  private readonly snapshot: ReadTransaction;
-
-  constructor(data: Database<Buffer, Buffer>, snapshot: ReadTransaction) {
-    this.data = data;
-    this.snapshot = snapshot;
-  }
-
-  pendingValue(): undefined {
-    return undefined;
-  }
-
-  pendingRange(): Map<string, { key: Bytes; value: Bytes | null }> {
-    return new Map();
-  }
-
-  committedValue(key: Bytes): Bytes | undefined {
-    return copyOf(readFast(this.data, key, this.snapshot));
-  }
-
-  *committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }> {
-    const transaction = this.snapshot;
-    const range = reverse
-      ? this.data.getRange({ start: end, end: begin, reverse: true, exclusiveStart: true, inclusiveEnd: true, transaction })
-      : this.data.getRange({ start: begin, end, transaction });
-    for (const { key, value } of range) yield { key: Buffer.from(key), value: Buffer.from(value) };
-  }
-}
-
-/** The first index of `sorted` whose value is not below `id`. */
-function lowerBound(sorted: string[], id: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (sorted[mid]! < id) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 function runWithin<T>(work: Promise<T>, deadline: number): Promise<T> {
