@@ -4,11 +4,12 @@
  *
  * @module
  */
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
-import { loadSigner } from './service/signing.js';
+import { loadOrCreateSigner, loadSigner } from './service/signing.js';
 import { openStore } from './store/open.js';
 import { StoreError } from './store/store.js';
 
@@ -18,7 +19,12 @@ async function main(): Promise<void> {
   const config = loadConfig();
   logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
   const store = await openStore(config);
-  const signer = config.signingKeyFile ? loadSigner(config.signingKeyFile) : undefined;
+  // Over FoundationDB instances share no disk, so each would sign with its own key: signing there needs a configured key.
+  const signer = config.signingKeyFile
+    ? loadSigner(config.signingKeyFile)
+    : config.store === 'lmdb'
+      ? loadOrCreateSigner(join(config.dataDir, 'signing-key.pem'))
+      : undefined;
   const app = await buildApp({ config, store, logger, ...(signer ? { signer } : {}) });
   await app.listen({ port: config.port, host: config.host });
 

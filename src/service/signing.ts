@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { SignatureRecord } from '../domain/checkpoint.js';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 
@@ -48,4 +49,18 @@ export function loadSigner(keyFile: string, now: () => Date = () => new Date()):
 
 export function verifySignature(publicKey: KeyObject, record: SignatureRecord, hash: string): boolean {
   return edVerify(null, signedPayload(record, hash), publicKey, Buffer.from(record.value, 'base64'));
+}
+
+/**
+ * The signer of an embedded deployment without BATON_SIGNING_KEY_FILE: a key
+ * made once and kept beside the data (mode 0600), so signatures work from the
+ * first start and stay verifiable across restarts.
+ */
+export function loadOrCreateSigner(keyFile: string, now?: () => Date): Signer {
+  if (!existsSync(keyFile)) {
+    mkdirSync(dirname(keyFile), { recursive: true });
+    const { privateKey } = generateKeyPairSync('ed25519');
+    writeFileSync(keyFile, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
+  }
+  return loadSigner(keyFile, now);
 }
