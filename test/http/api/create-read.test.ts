@@ -6,8 +6,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { auth, checkpointBody, useTestApp } from '../../support/app.js';
-
-type Json = Record<string, unknown>;
+import { expectProblem, type Json } from '../../support/problems.js';
 
 const testApp = useTestApp();
 
@@ -21,15 +20,6 @@ function expectedHash(checkpoint: Json): string {
   const text = canonicalize({ ...checkpoint, compliance });
   if (text === undefined) throw new Error('no canonical form');
   return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }, status: number, code: string): Json {
-  expect(res.statusCode).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
-  const body = res.json() as Json;
-  expect(body).toMatchObject({ status, code });
-  expect(typeof body.detail).toBe('string');
-  return body;
 }
 
 function fields(body: Json): string[] {

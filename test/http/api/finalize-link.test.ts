@@ -11,9 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SignatureRecord } from '../../../src/domain/checkpoint.js';
 import { loadSigner, verifySignature } from '../../../src/service/signing.js';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
-
-type Json = Record<string, unknown>;
-type Res = { statusCode: number; headers: Record<string, unknown>; json(): unknown };
+import { expectProblem, type Json } from '../../support/problems.js';
 
 let t: TestApp;
 let keyDir: string | undefined;
@@ -41,14 +39,6 @@ async function get(url: string): Promise<Json> {
   const res = await t.app.inject({ method: 'GET', url, headers: auth() });
   expect(res.statusCode).toBe(200);
   return res.json() as Json;
-}
-
-function expectProblem(res: Res, status: number, code: string): Json {
-  expect(res.statusCode).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
-  const body = res.json() as Json;
-  expect(body).toMatchObject({ status, code });
-  return body;
 }
 
 const ids = (nodes: unknown) => (nodes as { id: string }[]).map((n) => n.id);

@@ -4,9 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { auth, checkpointBody, useTestApp } from '../../support/app.js';
-
-type Json = Record<string, unknown>;
-type Res = { statusCode: number; headers: Record<string, unknown>; json(): unknown };
+import { expectProblem, type Json } from '../../support/problems.js';
 
 const testApp = useTestApp();
 
@@ -29,14 +27,6 @@ async function read(id: unknown): Promise<Json> {
   const res = await testApp().app.inject({ method: 'GET', url: `/v1/checkpoints/${String(id)}`, headers: auth() });
   expect(res.statusCode).toBe(200);
   return res.json() as Json;
-}
-
-function expectProblem(res: Res, status: number, code: string): Json {
-  expect(res.statusCode).toBe(status);
-  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
-  const body = res.json() as Json;
-  expect(body).toMatchObject({ status, code });
-  return body;
 }
 
 describe('merge patch semantics', () => {
