@@ -18,8 +18,16 @@ export function actorOf(request: FastifyRequest): Actor {
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export function writeOptions(request: FastifyRequest): WriteOptions {
-  const options: WriteOptions = {};
+/**
+ * How the write is made safe to repeat, and, when `ifMatch` says so, the
+ * version If-Match names (`required`: absent is 428).
+ */
+export function writeOptions(request: FastifyRequest, ifMatch?: 'required' | 'optional'): WriteOptions & { ifMatch?: number } {
+  const options: WriteOptions & { ifMatch?: number } = {};
+  if (ifMatch !== undefined) {
+    const version = ifMatchVersion(request, ifMatch === 'required');
+    if (version !== undefined) options.ifMatch = version;
+  }
   const key = request.headers['idempotency-key'];
   if (key !== undefined) {
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {

@@ -16,7 +16,7 @@ import { checkpointLineage, checkpointRevisions } from '../../service/queries.js
 import { getCheckpoint } from '../../service/reads.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
 import type { Signer } from '../../service/signing.js';
-import { actorOf, etag, ifMatchVersion, markReplay, scoped, sendDoc, sendDocs, writeOptions } from '../request-context.js';
+import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, writeOptions } from '../request-context.js';
 import { finalizeBody, idParams, linkBody, searchQuery, versionQuery } from '../schemas.js';
 
 export interface CheckpointRoutesOptions {
@@ -52,11 +52,8 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     '/v1/checkpoints/:id',
     { schema: { tags, summary: 'Change a checkpoint with a JSON Merge Patch (If-Match required)', params: idParams, body: z.unknown() } },
     async (request, reply) => {
-      const ifMatch = ifMatchVersion(request, true);
-      const { checkpoint, replayed } = await patchCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.body, {
-        ...writeOptions(request),
-        ...(ifMatch === undefined ? {} : { ifMatch }),
-      });
+      const options = writeOptions(request, 'required');
+      const { checkpoint, replayed } = await patchCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.body, options);
       markReplay(reply, replayed);
       return sendCheckpoint(reply, checkpoint);
     },
@@ -66,11 +63,8 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     '/v1/checkpoints/:id/finalize',
     { schema: { tags, summary: 'Finalize a checkpoint; it is immutable afterwards', params: idParams, body: finalizeBody } },
     async (request, reply) => {
-      const ifMatch = ifMatchVersion(request, false);
-      const { checkpoint, replayed } = await finalizeCheckpoint(scoped(ctx, request), actorOf(request), signer, request.params.id, request.body, {
-        ...writeOptions(request),
-        ...(ifMatch === undefined ? {} : { ifMatch }),
-      });
+      const options = writeOptions(request, 'optional');
+      const { checkpoint, replayed } = await finalizeCheckpoint(scoped(ctx, request), actorOf(request), signer, request.params.id, request.body, options);
       markReplay(reply, replayed);
       return sendCheckpoint(reply, checkpoint);
     },
