@@ -93,6 +93,8 @@ export const labels = z.record(labelKey, z.union([z.string().max(1000), z.number
 
 /** What a client sends to create a checkpoint. */
 export const checkpointInput = z.strictObject({
+  /** Agents that write the protocol's own format send it; only this version exists. */
+  schemaVersion: z.literal(SCHEMA_VERSION, { message: `must be "${SCHEMA_VERSION}"` }).optional(),
   taskId: externalId,
   agentId: externalId,
   agentType: externalId.optional(),

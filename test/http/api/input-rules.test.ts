@@ -1,3 +1,4 @@
+/** Rules of what a checkpoint may be: its size limit, long file paths, and the schema version. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
 
@@ -40,5 +41,22 @@ describe('the checkpoint size limit', () => {
     const found = await t.app.inject({ method: 'GET', url: `/v1/checkpoints?file=${encodeURIComponent(path)}`, headers: auth() });
     expect(found.statusCode).toBe(200);
     expect(found.json().items.map((c: { id: string }) => c.id)).toEqual([res.json().id]);
+  });
+});
+
+describe('the schema version on create', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await buildTestApp();
+  });
+  afterEach(async () => t.close());
+
+  it('accepts schemaVersion "1.0" as agents of the protocol send it, and refuses any other', async () => {
+    const ok = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('schema-1', { schemaVersion: '1.0' }) });
+    expect(ok.statusCode).toBe(201);
+    expect(ok.json().schemaVersion).toBe('1.0');
+    const bad = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('schema-2', { schemaVersion: '2.0' }) });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors.map((e: { field: string }) => e.field)).toEqual(['schemaVersion']);
   });
 });
