@@ -58,15 +58,15 @@ export async function readHead(tx: Transaction, ks: Keyspace, taskId: string): P
 }
 
 /**
- * Runs `change` for the task that `locate` names, inside one transaction,
- * exactly once per operation. Returns the change's result, or the recorded
+ * Runs `change` for task `taskId` inside one transaction, exactly once per
+ * operation. Returns the change's result, or the recorded
  * result of the first request with the same Idempotency-Key.
  */
 export async function writeTask<T>(
   ctx: ServiceContext,
   actor: Actor,
   options: WriteOptions & { action: string },
-  locate: string | ((tx: Transaction, ks: Keyspace) => Promise<string>),
+  taskId: string,
   change: (write: TaskWrite) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   const ks = keyspaceOf(actor.tenant);
@@ -76,7 +76,6 @@ export async function writeTask<T>(
   const fingerprint = `${options.action}:${options.fingerprint ?? ''}`;
 
   const apply = async (tx: Transaction): Promise<T> => {
-    const taskId = typeof locate === 'string' ? locate : await locate(tx, ks);
     const existing = await readHead(tx, ks, taskId);
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
     checkFencing(head, options.leaseEpoch, now);
