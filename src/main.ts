@@ -15,6 +15,9 @@ import { StoreError } from './store/store.js';
 
 let logger = pino({ redact: LOG_REDACT_PATHS });
 
+/** How long a shutdown waits for requests in flight before it closes their connections. */
+const DRAIN_MS = 10_000;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
@@ -33,8 +36,16 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
+    // app.close() lets requests in flight finish, but a keep-alive connection
+    // that goes idle after it began stays open until its timeout: close such
+    // connections as they go idle, and all of them once the drain time is up.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => app.server.closeAllConnections(), DRAIN_MS);
     await app.close();
+    clearInterval(sweep);
+    clearTimeout(deadline);
     await store.close();
+    logger.info('shut down');
     process.exit(0);
   };
   process.on('SIGINT', () => void close('SIGINT'));
