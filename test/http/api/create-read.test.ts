@@ -2,9 +2,8 @@
  * POST /v1/checkpoints and GET /v1/checkpoints/:id (DESIGN §2, §3): what is
  * created, how it is hashed, how it is read back, and how bad input is refused.
  */
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
+import { jcs, sha256 } from '../../domain/hash/harness.js';
 import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 import { expectProblem, type Json } from '../../support/problems.js';
 
@@ -14,12 +13,14 @@ async function create(body: Json) {
   return testApp().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth('writer'), payload: body });
 }
 
-/** SHA-256 of the RFC 8785 form of the checkpoint without compliance.hash and compliance.signature, computed here, not by src. */
+/**
+ * SHA-256 of the RFC 8785 form of the checkpoint without compliance.hash and
+ * compliance.signature, with the test suite's own RFC 8785 serialiser: the
+ * `canonicalize` package src uses would share any bug it has with the code under test.
+ */
 function expectedHash(checkpoint: Json): string {
   const { hash: _hash, signature: _signature, ...compliance } = checkpoint.compliance as Json;
-  const text = canonicalize({ ...checkpoint, compliance });
-  if (text === undefined) throw new Error('no canonical form');
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return sha256(jcs({ ...checkpoint, compliance }));
 }
 
 function fields(body: Json): string[] {

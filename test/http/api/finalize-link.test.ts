@@ -2,14 +2,14 @@
  * Finalization (with optional Ed25519 signatures, DESIGN §4) and lineage
  * links (DESIGN §3).
  */
-import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import canonicalize from 'canonicalize';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SignatureRecord } from '../../../src/domain/checkpoint.js';
 import { loadSigner, verifySignature } from '../../../src/service/signing.js';
+import { jcs, sha256 } from '../../domain/hash/harness.js';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
 import { expectProblem, type Json } from '../../support/problems.js';
 
@@ -116,9 +116,10 @@ describe('POST /v1/checkpoints/:id/finalize', () => {
     expect(published).toBeDefined();
     const publicKey = createPublicKey(published!.publicKeyPem);
     expect(verifySignature(publicKey, compliance.signature, compliance.hash)).toBe(true);
-    // Independently: the signed payload is the canonical JSON of hash, signer, meaning and time.
+    // Independently (the test suite's own RFC 8785 serialiser, not the package src uses):
+    // the signed payload is the canonical JSON of hash, signer, meaning and time.
     const { signer, meaning, signedAt } = compliance.signature;
-    const payload = Buffer.from(canonicalize({ hash: compliance.hash, signer, meaning, signedAt })!);
+    const payload = Buffer.from(jcs({ hash: compliance.hash, signer, meaning, signedAt }));
     expect(verify(null, payload, publicKey, Buffer.from(compliance.signature.value, 'base64'))).toBe(true);
     // A signature over another hash does not verify.
     expect(verifySignature(publicKey, compliance.signature, 'e'.repeat(64))).toBe(false);
@@ -127,7 +128,7 @@ describe('POST /v1/checkpoints/:id/finalize', () => {
     const read = await get(`/v1/checkpoints/${String(cp.id)}`);
     expect(read).toEqual(fin);
     const { hash: _h, signature: _s, ...rest } = compliance;
-    const expected = createHash('sha256').update(canonicalize({ ...fin, compliance: rest })!).digest('hex');
+    const expected = sha256(jcs({ ...fin, compliance: rest }));
     expect(compliance.hash).toBe(expected);
   });
 });
