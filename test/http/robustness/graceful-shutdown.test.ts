@@ -1,7 +1,90 @@
-/** SIGTERM under a write load: requests in flight finish, the process exits 0, and everything answered is there after a restart. */
+/**
+ * SIGTERM under a write load: requests in flight finish, the process exits 0,
+ * and everything answered is there after a restart.
+ *
+ * Which requests were in flight is read from the server's own log, not
+ * guessed from timing: every request carries an `X-Request-Id`, and Fastify
+ * logs "incoming request" with that id once it has routed the request. A
+ * routed request must end in a 201; one that reached the server after the
+ * shutdown began is refused with a 503 (logged as such); one the server never
+ * read may see its connection closed. Besides the load, a few requests are
+ * held open on purpose (headers sent, half the body still to come) until the
+ * server has logged that it is shutting down, so at least those are certainly
+ * in flight at SIGTERM, and they too must get their 201.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointBody } from '../../support/app.js';
 import { removeDir, startBaton, tempDataDir, WRITER, type RunningServer } from '../../support/crash-server.js';
+
+const LOOPS = 8;
+const HELD = 4;
+
+interface Outcome {
+  requestId: string;
+  status?: number;
+  checkpointId?: string;
+  error?: string;
+}
+
+interface LogLine {
+  msg?: string;
+  reqId?: string;
+}
+
+function logLines(output: string): LogLine[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as LogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function outcomeOf(requestId: string, response: Promise<Response>): Promise<Outcome> {
+  try {
+    const res = await response;
+    const text = await res.text();
+    if (res.status !== 201) return { requestId, status: res.status };
+    return { requestId, status: res.status, checkpointId: (JSON.parse(text) as { id: string }).id };
+  } catch (error) {
+    return { requestId, error: String((error as Error).cause ?? error) };
+  }
+}
+
+/** A create whose body is sent in two halves: the second only when `finish` is called. */
+function heldCreate(base: string, requestId: string, body: string): { outcome: Promise<Outcome>; finish: () => void } {
+  const bytes = new TextEncoder().encode(body);
+  const half = Math.floor(bytes.length / 2);
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      c.enqueue(bytes.subarray(0, half));
+    },
+  });
+  const init: RequestInit & { duplex: 'half' } = {
+    method: 'POST',
+    headers: { ...WRITER, 'content-type': 'application/json', 'x-request-id': requestId },
+    body: stream,
+    duplex: 'half',
+  };
+  return {
+    outcome: outcomeOf(requestId, fetch(`${base}/v1/checkpoints`, init)),
+    finish: () => {
+      controller!.enqueue(bytes.subarray(half));
+      controller!.close();
+    },
+  };
+}
 
 describe('graceful shutdown', () => {
   let server: RunningServer | undefined;
@@ -14,35 +97,62 @@ describe('graceful shutdown', () => {
   it('finishes the requests in flight on SIGTERM, exits 0, and keeps every answered write', async () => {
     dir = tempDataDir('baton-term-');
     server = await startBaton(dir);
-    const base = server.url;
-    const answered: string[] = [];
+    const first = server;
+    const base = first.url;
+    const outcomes: Outcome[] = [];
+    let answered = 0;
     let stop = false;
-    const loops = Array.from({ length: 8 }, async (_, loop) => {
+    const loops = Array.from({ length: LOOPS }, async (_, loop) => {
       for (let n = 0; !stop && n < 10_000; n++) {
-        try {
-          const res = await fetch(`${base}/v1/checkpoints`, {
-            method: 'POST',
-            headers: { ...WRITER, 'content-type': 'application/json' },
-            body: JSON.stringify(checkpointBody(`term-${loop}`)),
-          });
-          if (res.status === 201) answered.push(((await res.json()) as { id: string }).id);
-          else await res.arrayBuffer();
-        } catch {
-          // The listener has closed: the shutdown is under way.
-          return;
-        }
+        const requestId = `load-${loop}-${n}`;
+        const response = fetch(`${base}/v1/checkpoints`, {
+          method: 'POST',
+          headers: { ...WRITER, 'content-type': 'application/json', 'x-request-id': requestId },
+          body: JSON.stringify(checkpointBody(`term-${loop}`)),
+        });
+        const outcome = await outcomeOf(requestId, response);
+        outcomes.push(outcome);
+        if (outcome.status === 201) answered += 1;
+        // The connection was closed or refused: the shutdown is under way.
+        if (outcome.error !== undefined) return;
       }
     });
-    while (answered.length < 100) await new Promise((resolve) => setTimeout(resolve, 20));
-    const exited = new Promise<number | null>((resolve) => server!.child.once('exit', (code) => resolve(code)));
-    server.child.kill('SIGTERM');
+    await until(() => answered >= 100, '100 creates are answered');
+
+    const held = Array.from({ length: HELD }, (_, n) => heldCreate(base, `held-${n}`, JSON.stringify(checkpointBody(`term-held-${n}`))));
+    const routed = (requestId: string): boolean => logLines(first.output()).some((line) => line.msg === 'incoming request' && line.reqId === requestId);
+    await until(() => held.every((_, n) => routed(`held-${n}`)), 'the server has routed every held request');
+
+    const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
+    first.child.kill('SIGTERM');
+    await until(() => logLines(first.output()).some((line) => line.msg === 'shutting down'), 'the server logs that it is shutting down');
+    for (const request of held) request.finish();
+    const heldOutcomes = await Promise.all(held.map((request) => request.outcome));
+
     const stillRunning = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000));
     expect(await Promise.race([exited, stillRunning])).toBe(0);
     stop = true;
     await Promise.all(loops);
 
+    // The held requests were in flight at SIGTERM for certain: each is answered 201.
+    expect(heldOutcomes.map((o) => o.status)).toEqual(Array.from({ length: HELD }, () => 201));
+
+    // Every load request the server routed is answered 201; one it refused while closing gets a readable 503.
+    const lines = logLines(first.output());
+    const started = new Set(lines.filter((line) => line.msg === 'incoming request').map((line) => line.reqId));
+    const refused = new Set(lines.filter((line) => line.msg?.startsWith('request aborted')).map((line) => line.reqId));
+    const unanswered = outcomes.filter((o) => started.has(o.requestId) && o.status !== 201);
+    expect(unanswered, 'requests the server routed but did not answer 201').toEqual([]);
+    const badRefusals = outcomes.filter((o) => refused.has(o.requestId) && o.status !== 503);
+    expect(badRefusals, 'requests refused while closing without a readable 503').toEqual([]);
+    // Whatever the client saw answered, the server logged: the log is a faithful account of the run.
+    const unlogged = outcomes.filter((o) => o.status !== undefined && !started.has(o.requestId) && !refused.has(o.requestId));
+    expect(unlogged).toEqual([]);
+
+    const ids = [...outcomes, ...heldOutcomes].flatMap((o) => (o.checkpointId ? [o.checkpointId] : []));
+    expect(ids.length).toBeGreaterThanOrEqual(100 + HELD);
     server = await startBaton(dir);
-    for (const id of answered) {
+    for (const id of ids) {
       const res = await fetch(`${server.url}/v1/checkpoints/${id}`, { headers: WRITER });
       expect(res.status, id).toBe(200);
     }
