@@ -68,3 +68,64 @@ export async function stopBaton(child: ChildProcess | undefined, timeoutMs = 10_
     await exited(child, timeoutMs);
   }
 }
+
+/** One JSON line of the server's pino log; the fields the socket tests read. */
+export interface LogLine {
+  msg?: string;
+  reqId?: string;
+}
+
+export function logLines(output: string): LogLine[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      return [JSON.parse(line) as LogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Whether the server has logged that it routed the request with this `X-Request-Id` (Fastify's "incoming request"). */
+export function routed(server: RunningServer, requestId: string): boolean {
+  return logLines(server.output()).some((line) => line.msg === 'incoming request' && line.reqId === requestId);
+}
+
+/** Polls `condition` every 10 ms; rejects naming `what` after `timeoutMs`. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * A `POST /v1/checkpoints` whose body is sent in two halves, the second only
+ * when `finish` is called: once the server has routed it (see {@link routed}),
+ * it is certainly in flight until then, whatever the timing of the machine.
+ */
+export function heldCreate(base: string, requestId: string, body: string): { response: Promise<Response>; finish: () => void } {
+  const bytes = new TextEncoder().encode(body);
+  const half = Math.floor(bytes.length / 2);
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      c.enqueue(bytes.subarray(0, half));
+    },
+  });
+  // Node's fetch needs duplex: 'half' for a streamed body; the DOM RequestInit type does not know it.
+  const init: RequestInit & { duplex: 'half' } = {
+    method: 'POST',
+    headers: { ...WRITER, 'content-type': 'application/json', 'x-request-id': requestId },
+    body: stream,
+    duplex: 'half',
+  };
+  return {
+    response: fetch(`${base}/v1/checkpoints`, init),
+    finish: () => {
+      controller!.enqueue(bytes.subarray(half));
+      controller!.close();
+    },
+  };
+}

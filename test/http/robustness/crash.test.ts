@@ -7,14 +7,20 @@
  * are in flight, restarted on the same directory, and every acknowledged
  * write must be there: readable, at its version or later, with the same
  * hash at that version, and every task's audit chain must verify.
+ *
+ * How many load requests the kill catches depends on the machine's timing,
+ * so that number is only reported. That the kill lands while the server is
+ * serving a request is made certain instead: one create is held open (routed
+ * by the server, half its body still to come) across the kill.
  */
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkpointBody } from '../../support/app.js';
-import { exited, removeDir, startBaton, stopBaton, tempDataDir, WRITER } from '../../support/crash-server.js';
+import { exited, heldCreate, removeDir, routed, startBaton, stopBaton, tempDataDir, until, WRITER } from '../../support/crash-server.js';
 
 const LOOPS = 8;
 const TASKS = 4;
+const HELD_TASK = 'crash-held';
 const TARGET_ACKS = 300;
 const LOAD_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -118,6 +124,15 @@ describe('kill -9 during a write load', () => {
     const started = Date.now();
     const loops = Array.from({ length: LOOPS }, (_, n) => loop(n));
     while (acks < TARGET_ACKS && Date.now() - started < LOAD_MS) await new Promise((resolve) => setTimeout(resolve, 5));
+    const loadInFlightAtKill = inFlight;
+    const held = heldCreate(first.url, 'crash-held', JSON.stringify(checkpointBody(HELD_TASK)));
+    // Counted as in flight for good: it cannot finish before the kill, since its body is never completed.
+    inFlight += 1;
+    const heldOutcome = held.response.then(
+      (res) => `answered ${res.status}`,
+      () => 'no answer',
+    );
+    await until(() => routed(first, 'crash-held'), 'the server has routed the held request');
     inFlightAtKill = inFlight;
     first.child.kill('SIGKILL');
     expect(await exited(first.child, 10_000), 'the server exits on SIGKILL').toBe(true);
@@ -127,8 +142,9 @@ describe('kill -9 during a write load', () => {
     expect(clientErrors, 'no write was refused during the load').toEqual([]);
     expect(acks, 'writes were acknowledged before the kill').toBeGreaterThan(50);
     expect(first.child.signalCode).toBe('SIGKILL');
-    // The kill landed while requests were being served (informative: a kill between requests proves less).
+    // The kill landed while requests were being served: certainly the held one, which never got an answer.
     expect(inFlightAtKill, 'requests in flight at the kill').toBeGreaterThan(0);
+    expect(await heldOutcome, 'the request held open across the kill').toBe('no answer');
 
     const second = await startBaton(dir);
     children.push(second.child);
@@ -157,7 +173,12 @@ describe('kill -9 during a write load', () => {
         lost.push(`${ack.id} version ${ack.version}: read version ${body.version} hash ${body.compliance.hash}, acknowledged hash ${ack.hash}`);
       }
     });
-    expect(lost, `${acked.size} acknowledged checkpoints, ${versions.length} acknowledged versions`).toEqual([]);
+    expect(lost, `${acked.size} acknowledged checkpoints, ${versions.length} acknowledged versions, ${loadInFlightAtKill} load requests in flight just before the kill`).toEqual([]);
+
+    // The request cut off mid-body left nothing behind: its task does not exist.
+    const heldHistory = await fetch(`${second.url}/v1/tasks/${HELD_TASK}/checkpoints`, { headers: WRITER, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    expect(heldHistory.status).toBe(404);
+    expect(await heldHistory.json()).toMatchObject({ code: 'not_found' });
 
     // Every task's history lists each of its acknowledged checkpoints, and its audit chain verifies.
     const tasks = [...new Set([...acked.values()].map((a) => a.taskId))].sort();

@@ -14,7 +14,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointBody } from '../../support/app.js';
-import { removeDir, startBaton, tempDataDir, WRITER, type RunningServer } from '../../support/crash-server.js';
+import { heldCreate, logLines, removeDir, routed, startBaton, tempDataDir, until, WRITER, type RunningServer } from '../../support/crash-server.js';
 
 const LOOPS = 8;
 const HELD = 4;
@@ -26,29 +26,6 @@ interface Outcome {
   error?: string;
 }
 
-interface LogLine {
-  msg?: string;
-  reqId?: string;
-}
-
-function logLines(output: string): LogLine[] {
-  return output.split('\n').flatMap((line) => {
-    try {
-      return [JSON.parse(line) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function outcomeOf(requestId: string, response: Promise<Response>): Promise<Outcome> {
   try {
     const res = await response;
@@ -58,32 +35,6 @@ async function outcomeOf(requestId: string, response: Promise<Response>): Promis
   } catch (error) {
     return { requestId, error: String((error as Error).cause ?? error) };
   }
-}
-
-/** A create whose body is sent in two halves: the second only when `finish` is called. */
-function heldCreate(base: string, requestId: string, body: string): { outcome: Promise<Outcome>; finish: () => void } {
-  const bytes = new TextEncoder().encode(body);
-  const half = Math.floor(bytes.length / 2);
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      c.enqueue(bytes.subarray(0, half));
-    },
-  });
-  const init: RequestInit & { duplex: 'half' } = {
-    method: 'POST',
-    headers: { ...WRITER, 'content-type': 'application/json', 'x-request-id': requestId },
-    body: stream,
-    duplex: 'half',
-  };
-  return {
-    outcome: outcomeOf(requestId, fetch(`${base}/v1/checkpoints`, init)),
-    finish: () => {
-      controller!.enqueue(bytes.subarray(half));
-      controller!.close();
-    },
-  };
 }
 
 describe('graceful shutdown', () => {
@@ -120,14 +71,13 @@ describe('graceful shutdown', () => {
     await until(() => answered >= 100, '100 creates are answered');
 
     const held = Array.from({ length: HELD }, (_, n) => heldCreate(base, `held-${n}`, JSON.stringify(checkpointBody(`term-held-${n}`))));
-    const routed = (requestId: string): boolean => logLines(first.output()).some((line) => line.msg === 'incoming request' && line.reqId === requestId);
-    await until(() => held.every((_, n) => routed(`held-${n}`)), 'the server has routed every held request');
+    await until(() => held.every((_, n) => routed(first, `held-${n}`)), 'the server has routed every held request');
 
     const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
     first.child.kill('SIGTERM');
     await until(() => logLines(first.output()).some((line) => line.msg === 'shutting down'), 'the server logs that it is shutting down');
     for (const request of held) request.finish();
-    const heldOutcomes = await Promise.all(held.map((request) => request.outcome));
+    const heldOutcomes = await Promise.all(held.map((request, n) => outcomeOf(`held-${n}`, request.response)));
 
     const stillRunning = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000));
     expect(await Promise.race([exited, stillRunning])).toBe(0);
