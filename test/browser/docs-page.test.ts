@@ -1,11 +1,36 @@
-import { existsSync } from 'node:fs';
+/**
+ * The /docs page rendered by headless Chromium. Without Chromium `npm test`
+ * reports this file skipped; with `BATON_REQUIRE_BROWSER=1` (as `.ci/run`
+ * sets) it fails instead, so CI cannot go green without the page being seen.
+ */
+import { accessSync, constants } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available) console.log(`[docs page] skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const REQUIRED = process.env.BATON_REQUIRE_BROWSER === '1';
+const MISSING = `no executable Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const available = executable(CHROMIUM);
+if (!available && !REQUIRED) console.log(`[docs page] skipped: ${MISSING}`);
+
+if (!available && REQUIRED) {
+  describe('the /docs page in a real browser', () => {
+    it('needs Chromium', () => {
+      throw new Error(`BATON_REQUIRE_BROWSER=1, but ${MISSING}.`);
+    });
+  });
+}
 
 describe.runIf(available)('the /docs page in a real browser', () => {
   let t: TestApp;
