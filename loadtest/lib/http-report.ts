@@ -5,7 +5,7 @@
  * @module
  */
 import type { ClosedFigures } from './http-scenarios.js';
-import type { OpenRun } from './open-loop.js';
+import { OVER_LIMIT_MS, type OpenFigures, type OpenRun } from './open-loop.js';
 import type { Cpu } from './proc.js';
 import type { Latency } from './stats.js';
 import { alignedTable, fixed } from './tables.js';
@@ -58,4 +58,13 @@ export function openTable(runs: [string, OpenRun][]): string {
     body.push(['all', server, '', '', '', ...latencyCells(run.all), '', '', ...cpuCells(run.cpu), '']);
   }
   return alignedTable(head, body, 2);
+}
+
+/**
+ * The figure printed beside an open-loop ratio: how many requests of the
+ * Baton and bare runs got no answer (errors, timeouts), each of which counts
+ * in the p99 as an over-limit latency.
+ */
+export function unansweredNote(baton: Pick<OpenFigures, 'errors' | 'scheduled'>, bare: Pick<OpenFigures, 'errors' | 'scheduled'>): string {
+  return `unanswered (counted as ${OVER_LIMIT_MS} ms): baton ${baton.errors}/${baton.scheduled}, bare ${bare.errors}/${bare.scheduled}`;
 }

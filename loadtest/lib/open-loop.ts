@@ -3,7 +3,10 @@
  * paced by a timer at fixed rates over keep-alive `node:http` connections,
  * each timed from its intended send time. A closed loop slows down with the
  * server and so hides its stalls; here a stall of the server (or of the
- * generator) counts against every request scheduled during it.
+ * generator) counts against every request scheduled during it. A request
+ * that errors, times out or is never answered counts too, as an over-limit
+ * latency ({@link OVER_LIMIT_MS}): leaving it out would let an overloaded
+ * server that drops requests look fast.
  *
  * @module
  */
@@ -15,27 +18,46 @@ import { cpuMeter, type Cpu } from './proc.js';
 import { assertAlive, type Server } from './servers.js';
 import { latencyOf, round, type Latency } from './stats.js';
 
+/** How long a request may sit idle on its socket before the generator gives up on it. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** The latency a request without an answer counts as: the timeout, the most any answered request can take here. */
+export const OVER_LIMIT_MS = REQUEST_TIMEOUT_MS;
+
+/** Answered latencies with one over-limit latency for each request that got no answer. */
+function withOverLimit(answered: number[], failed: number): number[] {
+  return failed > 0 ? answered.concat(new Array<number>(failed).fill(OVER_LIMIT_MS)) : answered;
+}
+
 interface PacedStream {
   name: string;
   rate: number;
   request: (k: number) => { method: string; path: string; body?: string };
 }
 
-/** Latency (p50, p99, max) over the stream's answered requests, each from its intended send time. */
+/**
+ * Latency (p50, p99, max) over every request the stream scheduled, each from
+ * its intended send time; one without an answer counts as {@link OVER_LIMIT_MS}.
+ */
 export interface OpenFigures extends Latency {
   rate: number;
   scheduled: number;
+  /** Requests answered (any status). */
   completed: number;
   achievedPerSec: number;
   ok: number;
   non2xx: number;
+  /** Requests that errored, timed out or were not answered by the end: each counted as over-limit in the latency. */
   errors: number;
   statusCodes: Record<string, number>;
 }
 
 export interface OpenRun {
   streams: Record<string, OpenFigures>;
+  /** Over every stream's scheduled requests, the unanswered ones as over-limit. */
   all: Latency;
+  /** Requests of every stream that errored, timed out or were not answered. */
+  errors: number;
   /** How late requests were handed to the socket layer after their intended send time (generator health). */
   schedulerLag: Latency;
   /** Most requests in flight at once. */
@@ -46,7 +68,7 @@ export interface OpenRun {
 async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[], seconds: number): Promise<OpenRun> {
   const meter = cpuMeter(server.child.pid);
   const baseHeaders = { ...jsonHeaders, host: `${server.host}:${server.port}` };
-  const stats = streams.map(() => ({ samples: [] as number[], ok: 0, non2xx: 0, errors: 0, statusCodes: {} as Record<string, number> }));
+  const stats = streams.map(() => ({ samples: [] as number[], ok: 0, non2xx: 0, statusCodes: {} as Record<string, number> }));
   const all: number[] = [];
   const totals = streams.map((s) => Math.floor(s.rate * seconds));
   const next = streams.map(() => 0);
@@ -69,8 +91,8 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
       done = true;
       inFlight--;
       const ms = performance.now() - at;
-      if (status === undefined) stat.errors++;
-      else {
+      // An error or timeout has no latency of its own: it is counted, as over-limit, from the totals at the end.
+      if (status !== undefined) {
         stat.statusCodes[status] = (stat.statusCodes[status] ?? 0) + 1;
         if (status >= 200 && status < 300) stat.ok++;
         else stat.non2xx++;
@@ -85,7 +107,7 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
       response.on('end', () => finish(response.statusCode));
       response.on('error', () => finish(undefined));
     });
-    request.setTimeout(10_000, () => request.destroy(new Error('timeout')));
+    request.setTimeout(REQUEST_TIMEOUT_MS, () => request.destroy(new Error('timeout')));
     request.on('error', () => finish(undefined));
     request.end(body);
   };
@@ -116,8 +138,12 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
   assertAlive(server);
 
   const figures: Record<string, OpenFigures> = {};
+  let unanswered = 0;
   streams.forEach((stream, s) => {
     const stat = stats[s]!;
+    // Errored and timed-out requests, and any still unanswered when the run gave up waiting.
+    const errors = totals[s]! - stat.samples.length;
+    unanswered += errors;
     figures[stream.name] = {
       rate: stream.rate,
       scheduled: totals[s]!,
@@ -125,12 +151,12 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
       achievedPerSec: round(stat.samples.length / seconds, 1),
       ok: stat.ok,
       non2xx: stat.non2xx,
-      errors: stat.errors + (totals[s]! - stat.samples.length - stat.errors),
+      errors,
       statusCodes: stat.statusCodes,
-      ...latencyOf(stat.samples),
+      ...latencyOf(withOverLimit(stat.samples, errors)),
     };
   });
-  return { streams: figures, all: latencyOf(all), schedulerLag: latencyOf(lags), maxInFlight, cpu };
+  return { streams: figures, all: latencyOf(withOverLimit(all, unanswered)), errors: unanswered, schedulerLag: latencyOf(lags), maxInFlight, cpu };
 }
 
 function pacedStreams(readIds: string[]): PacedStream[] {
