@@ -13,7 +13,8 @@ import { keyRoutes } from './http/routes/keys.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { ServiceContext, ServiceLogger } from './service/context.js';
-import { EventNotifier } from './service/event-notifier.js';
+import { EventNotifier } from './service/events.js';
+import { integrityRecorder } from './service/integrity.js';
 import type { Signer } from './service/signing.js';
 import type { Store } from './store/store.js';
 
@@ -42,6 +43,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     metrics,
     log: options.logger ?? silent,
     notifier: new EventNotifier(),
+    integrity: integrityRecorder,
+    signer: options.signer,
     maxCheckpointBytes: config.maxCheckpointBytes,
     eventSource: '/baton',
     now: options.now ?? (() => new Date()),
@@ -57,7 +60,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  await app.register(checkpointRoutes, { ctx, signer: options.signer });
+  await app.register(checkpointRoutes, { ctx });
   await app.register(taskRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: options.signer });

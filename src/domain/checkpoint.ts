@@ -10,6 +10,7 @@ export const PHASES = ['planning', 'implementing', 'testing', 'reviewing', 'comp
 export const FINAL_STATUSES = ['completed', 'failed', 'handoff', 'abandoned'] as const;
 export const STATUSES = ['active', 'finalized'] as const;
 export const SCHEMA_VERSION = '1.0';
+export type FinalStatus = (typeof FINAL_STATUSES)[number];
 
 const text = (max: number) => z.string().max(max);
 /** Ids chosen by callers (tasks, agents): printable, no control characters. */
@@ -129,7 +130,7 @@ export interface Checkpoint {
   iteration: number;
   schemaVersion: string;
   status: (typeof STATUSES)[number];
-  finalStatus?: (typeof FINAL_STATUSES)[number];
+  finalStatus?: FinalStatus;
   version: number;
   createdAt: string;
   updatedAt: string;

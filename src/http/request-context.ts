@@ -1,15 +1,18 @@
 /**
- * What routes take from a request for the service: who asks, and how to make
- * the write safe to repeat (Idempotency-Key, a fingerprint of the request,
- * the fencing token), and the If-Match version.
+ * What routes take from a request for the service: who asks, the parts of a
+ * command every write shares (its operation id from the Idempotency-Key, a
+ * fingerprint of the request, its time, the fencing token), and the If-Match
+ * version; and how stored checkpoints are answered.
  *
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor, CommandBase } from '../domain/commands.js';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 import { AppError } from '../errors.js';
-import type { Actor, ServiceContext, WriteOptions } from '../service/context.js';
-import type { CheckpointDoc } from '../service/records.js';
+import type { ServiceContext } from '../service/context.js';
+import type { CheckpointDoc } from '../service/repository/repository.js';
 
 export function actorOf(request: FastifyRequest): Actor {
   const { role, tenant, subject } = request.principal;
@@ -19,40 +22,46 @@ export function actorOf(request: FastifyRequest): Actor {
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * How the write is made safe to repeat, and, when `ifMatch` says so, the
+ * The shared part of a write's command, and, when `ifMatch` says so, the
  * version If-Match names (`required`: absent is 428).
  */
-export function writeOptions(request: FastifyRequest, ifMatch?: 'required' | 'optional'): WriteOptions & { ifMatch?: number } {
-  const options: WriteOptions & { ifMatch?: number } = {};
-  if (ifMatch !== undefined) {
-    const version = ifMatchVersion(request, ifMatch === 'required');
-    if (version !== undefined) options.ifMatch = version;
-  }
+export function writeCommand(ctx: ServiceContext, request: FastifyRequest, ifMatch?: 'required' | 'optional'): CommandBase & { ifMatch?: number } {
+  let version: number | undefined;
+  if (ifMatch !== undefined) version = ifMatchVersion(request, ifMatch === 'required');
   const key = request.headers['idempotency-key'];
-  if (key !== undefined) {
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-      throw new AppError('validation_failed', {
-        errors: [{ field: 'headers.idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
-      });
-    }
-    options.idempotencyKey = key;
-    options.fingerprint = sha256Hex(
-      canonicalJson({
-        method: request.method,
-        url: request.url,
-        ifMatch: request.headers['if-match'] ?? null,
-        body: request.body === undefined ? null : request.body,
-      }),
-    );
+  if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
+    throw new AppError('validation_failed', {
+      errors: [{ field: 'headers.idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
+    });
   }
+  const command: CommandBase & { ifMatch?: number } = {
+    // Minted here, before any transaction: a body that runs twice must record the same operation.
+    operationId: key === undefined ? `op:${randomUUID()}` : `key:${key}`,
+    fingerprint: key === undefined ? '' : fingerprint(request),
+    actor: actorOf(request),
+    at: ctx.now().toISOString(),
+  };
+  if (version !== undefined) command.ifMatch = version;
   const epoch = request.headers['baton-lease-epoch'];
   if (epoch !== undefined) {
     if (typeof epoch !== 'string' || !/^\d{1,15}$/.test(epoch)) {
       throw new AppError('validation_failed', { errors: [{ field: 'headers.baton-lease-epoch', message: 'must be a non-negative integer' }] });
     }
-    options.leaseEpoch = Number(epoch);
+    command.leaseEpoch = Number(epoch);
   }
-  return options;
+  return command;
+}
+
+/** What an Idempotency-Key is bound to: the same key with another request is refused. */
+function fingerprint(request: FastifyRequest): string {
+  return sha256Hex(
+    canonicalJson({
+      method: request.method,
+      url: request.url,
+      ifMatch: request.headers['if-match'] ?? null,
+      body: request.body === undefined ? null : request.body,
+    }),
+  );
 }
 
 /**

@@ -1,87 +1,69 @@
 /**
- * The audit trail: per-task entries chained by
- * `hash = SHA-256(prevHash ‖ canonical(entry without hash))`, appended in
- * the same transaction as the change they record, never rewritten.
+ * What auditors read: a task's audit entries, page by page or as one stream,
+ * and the verification of its chain. Entries are sealed and appended by the
+ * task transaction; this module only reads.
  *
  * @module
  */
-import { canonicalJson, sha256Hex } from '../domain/hash.js';
-import { decodeValue, encodeValue, type Subspace } from '../store/keyspace.js';
-import type { Transaction } from '../store/store.js';
+import { checkChain, GENESIS_HASH, type AuditEntry, type ChainCheck } from '../domain/audit.js';
+import type { Actor } from '../domain/commands.js';
+import { AppError } from '../errors.js';
+import { snapshot, type ServiceContext } from './context.js';
+import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 
-export const GENESIS_HASH = '0'.repeat(64);
+const NO_TASK = 'No task with this id exists.';
+/** Entries read per transaction when a whole trail is streamed or verified. */
+const BATCH = 500;
 
-export interface AuditEntry {
-  seq: number;
-  taskId: string;
-  at: string;
-  actor: { subject: string; role: string; agentId?: string };
-  action: string;
-  checkpointId?: string;
-  version?: number;
-  beforeHash?: string;
-  afterHash?: string;
-  details?: Record<string, unknown>;
-  prevHash: string;
-  hash: string;
+const isSeq = (value: unknown): value is { s: number } =>
+  typeof value === 'object' && value !== null && Number.isSafeInteger((value as { s?: unknown }).s);
+
+export async function auditPage(ctx: ServiceContext, actor: Actor, taskId: string, limit: number, cursor?: string): Promise<Page<AuditEntry>> {
+  const after = decodeCursor(cursor, isSeq)?.s ?? 0;
+  const rows = await snapshot(ctx, actor.tenant, async (repo) => {
+    if ((await repo.tasks.head(taskId)) === undefined) return undefined;
+    return repo.audit.after(taskId, after, limit + 1);
+  });
+  if (rows === undefined) throw new AppError('not_found', { detail: NO_TASK });
+  const items = rows.slice(0, limit);
+  const page: Page<AuditEntry> = { items };
+  if (rows.length > limit) page.nextCursor = encodeCursor({ s: items[items.length - 1]!.seq });
+  return page;
 }
 
-export type AuditDraft = Omit<AuditEntry, 'seq' | 'taskId' | 'prevHash' | 'hash'>;
-
-export function chainHash(prevHash: string, entry: Omit<AuditEntry, 'hash'>): string {
-  return sha256Hex(prevHash + canonicalJson(entry));
-}
-
-/** Appends drafts after `(seq, hash)`; returns the new chain tip. */
-export function appendAudit(
-  tx: Transaction,
-  audit: Subspace,
-  taskId: string,
-  tip: { seq: number; hash: string },
-  drafts: AuditDraft[],
-): { seq: number; hash: string } {
-  let { seq, hash } = tip;
-  for (const draft of drafts) {
-    seq += 1;
-    const body: Omit<AuditEntry, 'hash'> = { ...stripUndefined(draft), seq, taskId, prevHash: hash };
-    hash = chainHash(hash, body);
-    tx.set(audit.pack(taskId, seq), encodeValue({ ...body, hash }));
+/** Every entry of a task in order, read in bounded batches (each its own transaction). */
+export async function* auditEntries(ctx: ServiceContext, actor: Actor, taskId: string): AsyncGenerator<AuditEntry> {
+  let after = 0;
+  for (;;) {
+    const rows = await snapshot(ctx, actor.tenant, (repo) => repo.audit.after(taskId, after, BATCH));
+    for (const row of rows) yield row;
+    if (rows.length < BATCH) return;
+    after = rows[rows.length - 1]!.seq;
   }
-  return { seq, hash };
 }
 
-export async function listAudit(
-  tx: Transaction,
-  audit: Subspace,
-  taskId: string,
-  afterSeq: number,
-  limit: number,
-): Promise<AuditEntry[]> {
-  const rows = await tx.getRange(audit.pack(taskId, afterSeq + 1), audit.range(taskId).end, { limit });
-  return rows.map((row) => decodeValue<AuditEntry>(row.value));
+export async function taskExists(ctx: ServiceContext, actor: Actor, taskId: string): Promise<boolean> {
+  return (await snapshot(ctx, actor.tenant, (repo) => repo.tasks.head(taskId))) !== undefined;
 }
 
-export interface ChainCheck {
-  ok: boolean;
-  entries: number;
-  firstBrokenSeq?: number;
-  reason?: string;
-}
-
-/** Walks a task's chain from the start and names the first entry that does not hold. */
-export function checkChain(entries: Iterable<AuditEntry>, state: { expectedSeq: number; prevHash: string; count: number }): ChainCheck | undefined {
-  for (const entry of entries) {
-    state.count += 1;
-    const { hash, ...body } = entry;
-    if (entry.seq !== state.expectedSeq) return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry' };
-    if (entry.prevHash !== state.prevHash) return { ok: false, entries: state.count, firstBrokenSeq: entry.seq, reason: 'broken link' };
-    if (chainHash(state.prevHash, body) !== hash) return { ok: false, entries: state.count, firstBrokenSeq: entry.seq, reason: 'hash mismatch' };
-    state.prevHash = hash;
-    state.expectedSeq += 1;
+/** Recomputes the chain from the first entry; names the first entry that does not hold. */
+export async function verifyAudit(ctx: ServiceContext, actor: Actor, taskId: string): Promise<ChainCheck> {
+  const head = await snapshot(ctx, actor.tenant, (repo) => repo.tasks.head(taskId));
+  if (head === undefined) throw new AppError('not_found', { detail: NO_TASK });
+  const state = { expectedSeq: 1, prevHash: GENESIS_HASH, count: 0 };
+  const batch: AuditEntry[] = [];
+  for await (const entry of auditEntries(ctx, actor, taskId)) {
+    batch.push(entry);
+    if (batch.length === BATCH) {
+      const broken = checkChain(batch.splice(0), state);
+      if (broken) return broken;
+    }
   }
-  return undefined;
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  const broken = checkChain(batch, state);
+  if (broken) return broken;
+  // The head remembers the tip: entries cut off the end of the chain are a break too.
+  if (state.expectedSeq - 1 < head.audit.seq || state.prevHash !== head.audit.hash) {
+    return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry' };
+  }
+  return { ok: true, entries: state.count };
 }

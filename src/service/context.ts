@@ -1,12 +1,14 @@
 /**
- * What every service function is given: the store, the clock, metrics and a
- * logger. Nothing here knows about HTTP.
+ * What every service function is given: the store, the clock, metrics, a
+ * logger, and where integrity findings go. Nothing here knows about HTTP.
  *
  * @module
  */
+import type { Actor } from '../domain/commands.js';
 import type { Metrics } from '../metrics.js';
-import type { Store, TransactionBody } from '../store/store.js';
-import type { EventNotifier } from './event-notifier.js';
+import type { Store } from '../store/store.js';
+import { Repository, type Corruption } from './repository/repository.js';
+import type { Signer } from './signing.js';
 
 export interface ServiceLogger {
   info(fields: object, message: string): void;
@@ -14,11 +16,29 @@ export interface ServiceLogger {
   error(fields: object, message: string): void;
 }
 
+/**
+ * Where reads send the corrupt records they found. Reads never write: the
+ * recording (an audit entry and a CHECKPOINT_CORRUPTED event, once per
+ * record) is a command of its own, wired in when the app is built.
+ */
+export interface IntegrityReporter {
+  report(ctx: ServiceContext, actor: Actor, found: readonly Corruption[]): Promise<void>;
+}
+
+/** Wakes live event streams after a commit; `EventNotifier` in events.ts is the one implementation. */
+export interface CommitNotifier {
+  notify(tenant: string): void;
+  subscribe(listener: (tenant: string) => void): () => void;
+}
+
 export interface ServiceContext {
   store: Store;
   metrics: Metrics;
   log: ServiceLogger;
-  notifier: EventNotifier;
+  notifier: CommitNotifier;
+  integrity: IntegrityReporter;
+  /** Signs finalizations that ask for a signature; absent when no key is configured. */
+  signer: Signer | undefined;
   /** The largest encoded checkpoint accepted, in bytes. */
   maxCheckpointBytes: number;
   /** The CloudEvents `source` of this deployment. */
@@ -26,24 +46,7 @@ export interface ServiceContext {
   now(): Date;
 }
 
-/** Who asks: the token's tenant, role and subject, and the agent when known. */
-export interface Actor {
-  tenant: string;
-  role: 'writer' | 'auditor' | 'admin';
-  subject: string;
-}
-
-/** How a write is made safe to repeat. */
-export interface WriteOptions {
-  /** The caller's Idempotency-Key, if any. */
-  idempotencyKey?: string;
-  /** A digest of the request; the same key with another fingerprint is refused. */
-  fingerprint?: string;
-  /** The fencing token sent with the write (`Baton-Lease-Epoch`), if any. */
-  leaseEpoch?: number;
-}
-
-/** Runs a read on a consistent snapshot of acknowledged data, beside the writers. */
-export function snapshot<T>(ctx: ServiceContext, body: TransactionBody<T>): Promise<T> {
-  return ctx.store.transact(body, { readOnly: true });
+/** Runs a read on a consistent snapshot of the tenant's acknowledged data, beside the writers. */
+export function snapshot<T>(ctx: ServiceContext, tenant: string, body: (repo: Repository) => Promise<T>): Promise<T> {
+  return ctx.store.transact((tx) => body(new Repository(tx, tenant)), { readOnly: true });
 }

@@ -1,94 +1,138 @@
 /**
- * The transactional outbox: CloudEvents 1.0 written in the same transaction
- * as the change they describe, under keys that sort in commit order. An
- * event's cursor is the hex of its 12-byte versionstamp.
+ * Reading the event outbox: a page after a cursor, or a live feed that waits
+ * for new events and never repeats or skips one; and the notifier that wakes
+ * live feeds after a commit. Events are written by the task transaction.
  *
  * @module
  */
-import { decodeValue, encodeValue, setStampedTuple, type Subspace } from '../store/keyspace.js';
-import type { Transaction } from '../store/store.js';
+import { EventEmitter } from 'node:events';
+import type { Actor } from '../domain/commands.js';
+import type { StoredEvent } from '../domain/events.js';
+import { AppError } from '../errors.js';
+import { snapshot, type CommitNotifier, type ServiceContext } from './context.js';
+import type { Repository } from './repository/repository.js';
 
-export const EVENT_TYPES = [
-  'CHECKPOINT_CREATED',
-  'CHECKPOINT_UPDATED',
-  'CHECKPOINT_FINALIZED',
-  'CHECKPOINTS_LINKED',
-  'AGENT_HANDOFF',
-  'HANDOFF_ACKNOWLEDGED',
-  'RECOVERY_INITIATED',
-  'RECOVERY_COMPLETED',
-  'TASK_BLOCKED',
-  'CHECKPOINT_CORRUPTED',
-  'LEASE_ACQUIRED',
-  'LEASE_EXPIRED',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Wakes live event streams after a commit that wrote events, in this process. */
+export class EventNotifier implements CommitNotifier {
+  private readonly emitter = new EventEmitter();
 
-export interface CloudEvent {
-  specversion: '1.0';
-  id: string;
-  source: string;
-  type: EventType;
-  time: string;
-  subject: string;
-  datacontenttype: 'application/json';
-  data: Record<string, unknown>;
-}
+  constructor() {
+    // Every open stream listens; there is no fixed bound on them.
+    this.emitter.setMaxListeners(0);
+  }
 
-export interface EventDraft {
-  type: EventType;
-  subject: string;
-  data: Record<string, unknown>;
-}
+  notify(tenant: string): void {
+    this.emitter.emit('events', tenant);
+  }
 
-export interface StoredEvent extends CloudEvent {
-  /** Where this event sits in the stream; pass it as `after` to read on. */
-  cursor: string;
-}
-
-/** Writes events in the given order; the stamp orders them against other commits. */
-export function appendEvents(tx: Transaction, events: Subspace, drafts: CloudEvent[]): void {
-  drafts.forEach((event, order) => setStampedTuple(tx, events, order, [], encodeValue(event)));
+  subscribe(listener: (tenant: string) => void): () => void {
+    this.emitter.on('events', listener);
+    return () => this.emitter.off('events', listener);
+  }
 }
 
 const CURSOR = /^[0-9a-f]{24}$/;
 
+/** Whether `value` has the form of an event cursor (the hex of a 12-byte versionstamp). */
 export function isEventCursor(value: string): boolean {
   return CURSOR.test(value);
 }
 
-/** Events after `cursor` (exclusive), oldest first, at most `limit`, optionally only some types. */
-export async function readEvents(
-  tx: Transaction,
-  events: Subspace,
-  after: string | undefined,
-  limit: number,
-  types: ReadonlySet<string> | undefined,
-): Promise<{ items: StoredEvent[]; last: string | undefined }> {
-  const range = events.range();
-  let begin = range.begin;
-  if (after !== undefined) {
-    const stampKey = events.pack({ type: 'versionstamp', value: Buffer.from(after, 'hex') } as never);
-    begin = Buffer.concat([stampKey, Buffer.from([0x00])]);
-  }
+export interface EventQuery {
+  after?: string;
+  types?: ReadonlySet<string>;
+  limit: number;
+}
+
+/** The most events one read looks at while it filters by type. */
+const SCAN_LIMIT = 10_000;
+
+/** Events after `after` (exclusive), oldest first, at most `limit`, optionally only some types. */
+async function readEvents(repo: Repository, query: EventQuery): Promise<{ items: StoredEvent[]; last: string | undefined }> {
+  const { types, limit } = query;
   const items: StoredEvent[] = [];
-  let last: string | undefined;
+  let last = query.after;
+  let scanned = 0;
   const batch = Math.max(limit, 100);
   // Filtering by type may skip many events; read on in batches until the page is full.
-  for (let scanned = 0; items.length < limit && scanned < 10_000; ) {
-    const rows = await tx.getRange(begin, range.end, { limit: batch });
-    if (rows.length === 0) break;
+  while (items.length < limit && scanned < SCAN_LIMIT) {
+    const rows = await repo.events.after(last, batch);
     for (const row of rows) {
       scanned += 1;
-      const stamp = (events.unpack(row.key)[0] as unknown as { value: Buffer }).value;
-      const cursor = stamp.toString('hex');
-      last = cursor;
-      const event = decodeValue<CloudEvent>(row.value);
-      if (types === undefined || types.has(event.type)) items.push({ ...event, cursor });
+      last = row.cursor;
+      if (types === undefined || types.has(row.event.type)) items.push({ ...row.event, cursor: row.cursor });
       if (items.length >= limit) break;
     }
-    begin = Buffer.concat([rows[rows.length - 1]!.key, Buffer.from([0x00])]);
     if (rows.length < batch) break;
   }
-  return { items, last };
+  return { items, last: last === query.after ? undefined : last };
+}
+
+function checkCursor(after: string | undefined): void {
+  if (after !== undefined && !isEventCursor(after)) throw new AppError('invalid_cursor');
+}
+
+export async function eventPage(ctx: ServiceContext, actor: Actor, query: EventQuery): Promise<{ items: StoredEvent[]; nextCursor?: string }> {
+  checkCursor(query.after);
+  // One event more than asked tells whether this is the last page.
+  const { items } = await snapshot(ctx, actor.tenant, (repo) => readEvents(repo, { ...query, limit: query.limit + 1 }));
+  const page: { items: StoredEvent[]; nextCursor?: string } = { items: items.slice(0, query.limit) };
+  if (items.length > query.limit) page.nextCursor = page.items[page.items.length - 1]!.cursor;
+  return page;
+}
+
+/**
+ * The cursor of the newest event now, or undefined when there is none: where a
+ * stream without a cursor starts, so it shows the present and not history.
+ * Fixed before the client is told it is connected, so nothing committed after
+ * that can be missed.
+ */
+export function presentCursor(ctx: ServiceContext, actor: Actor): Promise<string | undefined> {
+  return snapshot(ctx, actor.tenant, (repo) => repo.events.newest());
+}
+
+/**
+ * Yields events after `after` (from the beginning when absent) as they are
+ * committed, until `signal` aborts. Wakes on this process's commits and
+ * polls, so events written by another instance arrive too.
+ */
+export async function* liveEvents(
+  ctx: ServiceContext,
+  actor: Actor,
+  query: Omit<EventQuery, 'limit'>,
+  signal: AbortSignal,
+  pollMs = 1_000,
+): AsyncGenerator<StoredEvent> {
+  checkCursor(query.after);
+  let cursor = query.after;
+  let wake: (() => void) | undefined;
+  // Set by a commit that lands between a read and the wait, so the wait is skipped.
+  let dirty = false;
+  const unsubscribe = ctx.notifier.subscribe((tenant) => {
+    if (tenant !== actor.tenant) return;
+    dirty = true;
+    wake?.();
+  });
+  const onAbort = (): void => wake?.();
+  signal.addEventListener('abort', onAbort);
+  try {
+    while (!signal.aborted) {
+      dirty = false;
+      const { items, last } = await snapshot(ctx, actor.tenant, (repo) => readEvents(repo, { ...(cursor ? { after: cursor } : {}), ...(query.types ? { types: query.types } : {}), limit: 500 }));
+      for (const event of items) yield event;
+      if (last !== undefined) cursor = last;
+      if (items.length > 0 || last !== undefined || dirty) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  } finally {
+    unsubscribe();
+    signal.removeEventListener('abort', onAbort);
+  }
 }

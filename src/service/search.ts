@@ -8,15 +8,12 @@
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
+import type { Actor } from '../domain/commands.js';
 import { AppError } from '../errors.js';
-import { decodeValue } from '../store/keyspace.js';
-import { snapshot, type Actor, type ServiceContext } from './context.js';
+import type { Listed } from './checkpoint-reads.js';
+import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { filePaths, indexTerm, labelTerm, type IndexName } from './indexes.js';
-import type { Listed } from './queries.js';
-import { loadCurrent, reportCorruption, type Corruption } from './reads.js';
-import type { CheckpointDoc } from './records.js';
-import { keyspaceOf } from './task-write.js';
+import { filePaths, indexTerm, labelTerm, type CheckpointDoc, type Corruption, type IndexName } from './repository/repository.js';
 
 export interface SearchQuery {
   taskId?: string;
@@ -112,46 +109,39 @@ function searchableText(checkpoint: Checkpoint): string {
 
 export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query: SearchQuery): Promise<Listed<CheckpointDoc>> {
   const started = performance.now();
-  const ks = keyspaceOf(actor.tenant);
   const [name, value] = drivingIndex(query);
   const scope = `${name}=${value}`;
   const position = decodeCursor(query.cursor, isPosition);
   if (position !== undefined && position.x !== scope) throw new AppError('invalid_cursor');
-  const { items, corrupt, stoppedAt, exhausted } = await snapshot(ctx, async (tx) => {
-    const bounds = ks.index.range(name, value);
-    const begin = query.from !== undefined ? ks.index.pack(name, value, query.from) : bounds.begin;
-    // `to` is inclusive: every createdAt up to it, whatever id follows.
-    let end = query.to !== undefined ? ks.index.range(name, value, query.to).end : bounds.end;
-    if (position !== undefined) end = ks.index.pack(name, value, position.c, position.i);
+  const range = { ...(query.from !== undefined ? { from: query.from } : {}), ...(query.to !== undefined ? { to: query.to } : {}) };
+  const { items, corrupt, stoppedAt, exhausted } = await snapshot(ctx, actor.tenant, async (repo) => {
     const items: CheckpointDoc[] = [];
     const corrupt: Corruption[] = [];
     let scanned = 0;
-    let stoppedAt: Position | undefined;
+    let before = position === undefined ? undefined : { createdAt: position.c, checkpointId: position.i };
     for (;;) {
-      const rows = await tx.getRange(begin, end, { limit: BATCH, reverse: true });
-      for (const row of rows) {
-        const [, , createdAt, id] = ks.index.unpack(row.key) as [string, string, string, string];
+      const hits = await repo.index.scan(name, value, { ...range, ...(before ? { before } : {}), limit: BATCH });
+      for (const hit of hits) {
         scanned += 1;
-        stoppedAt = { c: createdAt, i: id, x: scope };
-        const loaded = await loadCurrent(tx, ks, decodeValue<string>(row.value), id);
+        before = { createdAt: hit.createdAt, checkpointId: hit.checkpointId };
+        const loaded = await repo.checkpoints.current(hit.taskId, hit.checkpointId);
         if (loaded !== undefined) {
           if (!loaded.ok) corrupt.push(loaded.corruption);
           else if (matches(loaded.doc.checkpoint, query)) items.push(loaded.doc);
         }
         if (items.length >= query.limit || scanned >= SCAN_BUDGET) {
           // One more index entry tells whether a next page can exist at all.
-          const rest = await tx.getRange(begin, row.key, { limit: 1, reverse: true });
-          return { items, corrupt, stoppedAt, exhausted: rest.length === 0 };
+          const rest = await repo.index.scan(name, value, { ...range, before, limit: 1 });
+          return { items, corrupt, stoppedAt: before, exhausted: rest.length === 0 };
         }
       }
-      if (rows.length < BATCH) return { items, corrupt, stoppedAt, exhausted: true };
-      end = rows[rows.length - 1]!.key;
+      if (hits.length < BATCH) return { items, corrupt, stoppedAt: before, exhausted: true };
     }
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);
-  for (const c of corrupt) await reportCorruption(ctx, actor, c);
+  await ctx.integrity.report(ctx, actor, corrupt);
   const page: Listed<CheckpointDoc> = { items };
-  if (!exhausted && stoppedAt !== undefined) page.nextCursor = encodeCursor(stoppedAt);
+  if (!exhausted && stoppedAt !== undefined) page.nextCursor = encodeCursor({ c: stoppedAt.createdAt, i: stoppedAt.checkpointId, x: scope } satisfies Position);
   if (corrupt.length > 0) page.corrupted = corrupt.map((c) => c.checkpointId);
   return page;
 }

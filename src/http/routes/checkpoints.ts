@@ -7,41 +7,38 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { checkpointInput, type Checkpoint } from '../../domain/checkpoint.js';
+import { checkpointInput } from '../../domain/checkpoint.js';
+import { newId } from '../../domain/ids.js';
 import { AppError } from '../../errors.js';
-import { finalizeCheckpoint, linkCheckpoints, patchCheckpoint } from '../../service/checkpoint-changes.js';
+import { checkpointLineage, checkpointRevisions, getCheckpoint } from '../../service/checkpoint-reads.js';
+import type { WriteResult } from '../../service/checkpoint-writes.js';
 import type { ServiceContext } from '../../service/context.js';
-import { createCheckpoint } from '../../service/mutations.js';
-import { checkpointLineage, checkpointRevisions } from '../../service/queries.js';
-import { getCheckpoint } from '../../service/reads.js';
+import { execute } from '../../service/execute.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
-import type { Signer } from '../../service/signing.js';
-import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, writeOptions } from '../request-context.js';
+import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, writeCommand } from '../request-context.js';
 import { finalizeBody, idParams, linkBody, searchQuery, versionQuery } from '../schemas.js';
-
-export interface CheckpointRoutesOptions {
-  ctx: ServiceContext;
-  signer: Signer | undefined;
-}
 
 const tags = ['checkpoints'];
 
-function sendCheckpoint(reply: FastifyReply, checkpoint: Checkpoint, status = 200): FastifyReply {
-  return reply.code(status).header('ETag', etag(checkpoint.version)).send(checkpoint);
+/** Answers a write with the checkpoint it stored. */
+function sendWritten(reply: FastifyReply, written: WriteResult, status = 200): FastifyReply {
+  markReplay(reply, written.replayed);
+  return sendDoc(reply, written.doc, status);
 }
 
-export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: CheckpointRoutesOptions): Promise<void> {
+export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: { ctx: ServiceContext }): Promise<void> {
   const app = base.withTypeProvider<ZodTypeProvider>();
 
   app.post('/v1/checkpoints', { schema: { tags, summary: 'Create a checkpoint', body: checkpointInput } }, async (request, reply) => {
-    const { checkpoint, replayed } = await createCheckpoint(scoped(ctx, request), actorOf(request), request.body, writeOptions(request));
-    markReplay(reply, replayed);
-    reply.header('Location', `/v1/checkpoints/${checkpoint.id}`);
-    return sendCheckpoint(reply, checkpoint, 201);
+    const ctx = scoped(shared, request);
+    const command = { ...writeCommand(ctx, request), kind: 'checkpoint.create', taskId: request.body.taskId, checkpointId: newId(), input: request.body } as const;
+    const written = await execute(ctx, command);
+    reply.header('Location', `/v1/checkpoints/${written.checkpointId}`);
+    return sendWritten(reply, written, 201);
   });
 
   app.get('/v1/checkpoints/:id', { schema: { tags, summary: 'Read a checkpoint (hash verified)', params: idParams, querystring: versionQuery } }, async (request, reply) => {
-    const doc = await getCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.query.version);
+    const doc = await getCheckpoint(scoped(shared, request), actorOf(request), request.params.id, request.query.version);
     if (request.query.version === undefined && noneMatch(request.headers['if-none-match'], doc.version)) {
       return reply.code(304).header('ETag', etag(doc.version)).send();
     }
@@ -52,10 +49,9 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     '/v1/checkpoints/:id',
     { schema: { tags, summary: 'Change a checkpoint with a JSON Merge Patch (If-Match required)', params: idParams, body: z.unknown() } },
     async (request, reply) => {
-      const options = writeOptions(request, 'required');
-      const { checkpoint, replayed } = await patchCheckpoint(scoped(ctx, request), actorOf(request), request.params.id, request.body, options);
-      markReplay(reply, replayed);
-      return sendCheckpoint(reply, checkpoint);
+      const ctx = scoped(shared, request);
+      const command = { ...writeCommand(ctx, request, 'required'), kind: 'checkpoint.update', checkpointId: request.params.id, patch: request.body } as const;
+      return sendWritten(reply, await execute(ctx, command));
     },
   );
 
@@ -63,10 +59,16 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     '/v1/checkpoints/:id/finalize',
     { schema: { tags, summary: 'Finalize a checkpoint; it is immutable afterwards', params: idParams, body: finalizeBody } },
     async (request, reply) => {
-      const options = writeOptions(request, 'optional');
-      const { checkpoint, replayed } = await finalizeCheckpoint(scoped(ctx, request), actorOf(request), signer, request.params.id, request.body, options);
-      markReplay(reply, replayed);
-      return sendCheckpoint(reply, checkpoint);
+      const ctx = scoped(shared, request);
+      const { status, signature } = request.body;
+      const command = {
+        ...writeCommand(ctx, request, 'optional'),
+        kind: 'checkpoint.finalize',
+        checkpointId: request.params.id,
+        status,
+        ...(signature ? { signature } : {}),
+      } as const;
+      return sendWritten(reply, await execute(ctx, command));
     },
   );
 
@@ -74,22 +76,26 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx, signer }: C
     '/v1/checkpoints/:id/links',
     { schema: { tags, summary: 'Link a child checkpoint to this parent', params: idParams, body: linkBody } },
     async (request, reply) => {
-      const { checkpoint, replayed } = await linkCheckpoints(scoped(ctx, request), actorOf(request), request.params.id, request.body.childId, writeOptions(request));
-      markReplay(reply, replayed);
-      return reply.code(201).header('ETag', etag(checkpoint.version)).send({ parentId: request.params.id, childId: checkpoint.id, child: checkpoint });
+      const ctx = scoped(shared, request);
+      const { id: parentId } = request.params;
+      const command = { ...writeCommand(ctx, request), kind: 'checkpoint.link', parentId, childId: request.body.childId } as const;
+      const written = await execute(ctx, command);
+      markReplay(reply, written.replayed);
+      const head = JSON.stringify({ parentId, childId: written.checkpointId });
+      return reply.code(201).header('ETag', etag(written.version)).type('application/json; charset=utf-8').send(`${head.slice(0, -1)},"child":${written.doc.json}}`);
     },
   );
 
   app.get('/v1/checkpoints/:id/lineage', { schema: { tags, summary: 'Ancestors to the root, and children', params: idParams } }, async (request) =>
-    checkpointLineage(scoped(ctx, request), actorOf(request), request.params.id),
+    checkpointLineage(scoped(shared, request), actorOf(request), request.params.id),
   );
 
   app.get('/v1/checkpoints/:id/revisions', { schema: { tags, summary: 'Every version with its hash and time', params: idParams } }, async (request) =>
-    checkpointRevisions(scoped(ctx, request), actorOf(request), request.params.id),
+    checkpointRevisions(scoped(shared, request), actorOf(request), request.params.id),
   );
 
   app.get('/v1/checkpoints', { schema: { tags, summary: 'Search checkpoints', querystring: searchQuery } }, async (request, reply) =>
-    sendDocs(reply, await searchCheckpoints(scoped(ctx, request), actorOf(request), toSearch(request.query, request))),
+    sendDocs(reply, await searchCheckpoints(scoped(shared, request), actorOf(request), toSearch(request.query, request))),
   );
 }
 

@@ -9,8 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../../service/context.js';
-import { eventPage, liveEvents, presentCursor } from '../../service/event-feed.js';
-import { EVENT_TYPES, isEventCursor } from '../../service/events.js';
+import { eventPage, isEventCursor, liveEvents, presentCursor } from '../../service/events.js';
+import { EVENT_TYPES } from '../../domain/events.js';
 import { accepts, actorOf, scoped } from '../request-context.js';
 import { eventsQuery } from '../schemas.js';
 

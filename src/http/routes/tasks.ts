@@ -8,9 +8,9 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
-import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit-trail.js';
+import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit.js';
 import type { ServiceContext } from '../../service/context.js';
-import { latestCheckpoint, taskHistory } from '../../service/queries.js';
+import { latestCheckpoint, taskHistory } from '../../service/checkpoint-reads.js';
 import { accepts, actorOf, scoped, sendDoc, sendDocs } from '../request-context.js';
 import { pageQuery, taskParams } from '../schemas.js';
 

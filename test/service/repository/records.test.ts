@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Checkpoint } from '../../src/domain/checkpoint.js';
-import { buildCheckpoint } from '../../src/service/mutations.js';
-import { toStored, verifyStored } from '../../src/service/records.js';
+import type { Checkpoint } from '../../../src/domain/checkpoint.js';
+import { buildCheckpoint } from '../../../src/domain/changes.js';
+import { toStored, verifyStored } from '../../../src/service/repository/records.js';
 
 const json = fc.jsonValue({ maxDepth: 3 });
 

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Checkpoint, SignatureRecord } from '../domain/checkpoint.js';
-import { hashCheckpoint, sha256Hex } from '../domain/hash.js';
+import type { Checkpoint, SignatureRecord } from '../../domain/checkpoint.js';
+import { hashCheckpoint, sha256Hex } from '../../domain/hash.js';
 
 export interface StoredCheckpoint {
   /** Canonical JSON of the checkpoint without hash and signature. */

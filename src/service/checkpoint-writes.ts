@@ -1,0 +1,227 @@
+/**
+ * The handlers of checkpoint commands: create, update (JSON Merge Patch),
+ * finalize, link, and the record of a corruption. The expensive part of a
+ * write, canonical JSON and its hash, is computed before the transaction
+ * against the version just read; inside the task transaction the handler
+ * checks that this version is still current, so the single writer is held
+ * for microseconds. Answers are made from the stored canonical text.
+ *
+ * @module
+ */
+import { buildCheckpoint, changeable, finalize, linkTo, mergePatch, nextVersion, type Refusal, type Ruled } from '../domain/changes.js';
+import type { Checkpoint, SignatureRecord } from '../domain/checkpoint.js';
+import type { CommandBase, CreateCheckpoint, FinalizeCheckpoint, LinkCheckpoints, RecordCorruption, UpdateCheckpoint } from '../domain/commands.js';
+import { AppError } from '../errors.js';
+import { getCheckpoint } from './checkpoint-reads.js';
+import type { ServiceContext } from './context.js';
+import { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './repository/repository.js';
+import { runInTask, type TaskWrite } from './task-transaction.js';
+
+/** What a write answers: the checkpoint as stored, and whether this repeats a first answer. */
+export interface WriteResult {
+  doc: CheckpointDoc;
+  checkpointId: string;
+  version: number;
+  replayed: boolean;
+}
+
+/** What a write records with its operation; a repeat reads that version back. */
+interface Written {
+  checkpointId: string;
+  version: number;
+}
+
+interface Prepared {
+  stored: StoredCheckpoint;
+  hash: string;
+}
+
+/** The stored form of `checkpoint`, refused when it is larger than the configured limit. */
+function prepare(ctx: ServiceContext, checkpoint: Checkpoint): Prepared {
+  const { stored, hash, bytes } = toStored(checkpoint);
+  if (bytes > ctx.maxCheckpointBytes) {
+    throw new AppError('payload_too_large', { detail: `The checkpoint encodes to ${bytes} bytes; the limit is ${ctx.maxCheckpointBytes}.` });
+  }
+  ctx.metrics.checkpointSize.observe(bytes);
+  return { stored, hash };
+}
+
+export async function createCheckpoint(ctx: ServiceContext, command: CreateCheckpoint): Promise<WriteResult> {
+  const { input, checkpointId: id, taskId } = command;
+  const checkpoint = buildCheckpoint(input, id, command.at);
+  const prepared = prepare(ctx, checkpoint);
+  const { result, replayed } = await runInTask<Written>(ctx, command, taskId, async (write) => {
+    const { repo, head } = write;
+    if (input.parentId !== undefined) {
+      if ((await repo.checkpoints.taskOf(input.parentId)) === undefined) {
+        throw new AppError('validation_failed', { errors: [{ field: 'parentId', message: 'no checkpoint with this id exists' }] });
+      }
+      repo.links.link(input.parentId, id);
+    }
+    head.seq += 1;
+    head.latestId = id;
+    repo.checkpoints.insert(checkpoint, prepared.stored, head.seq);
+    write.audit({ action: 'checkpoint.created', checkpointId: id, version: 1, afterHash: prepared.hash, agentId: input.agentId, ...(input.parentId ? { details: { parentId: input.parentId } } : {}) });
+    write.event({ type: 'CHECKPOINT_CREATED', subject: id, data: summary(checkpoint, prepared.hash) });
+    if (input.parentId !== undefined) write.event({ type: 'CHECKPOINTS_LINKED', subject: id, data: { parentId: input.parentId, childId: id } });
+    return { checkpointId: id, version: 1 };
+  });
+  ctx.log.info({ tenant: command.actor.tenant, taskId, checkpointId: result.checkpointId, replayed }, 'checkpoint created');
+  return answer(ctx, command, result, replayed, replayed ? undefined : prepared.stored);
+}
+
+export function updateCheckpoint(ctx: ServiceContext, command: UpdateCheckpoint): Promise<WriteResult> {
+  return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.updated', (current) => mergePatch(current, command.patch), {
+    ifMatch: command.ifMatch,
+    after: async (write, after, hash) => write.event({ type: 'CHECKPOINT_UPDATED', subject: after.id, data: summary(after, hash) }),
+  });
+}
+
+export function finalizeCheckpoint(ctx: ServiceContext, command: FinalizeCheckpoint): Promise<WriteResult> {
+  const { signer } = ctx;
+  const meaning = command.signature?.meaning;
+  if (meaning !== undefined && signer === undefined) {
+    throw new AppError('validation_failed', { errors: [{ field: 'signature', message: 'signing is not configured on this service (set BATON_SIGNING_KEY_FILE)' }] });
+  }
+  return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.finalized', (current, now) => finalize(current, command.status, now), {
+    ifMatch: command.ifMatch,
+    after: async (write, after, hash) =>
+      write.event({ type: 'CHECKPOINT_FINALIZED', subject: after.id, data: { ...summary(after, hash), finalStatus: command.status } }),
+    ...(meaning !== undefined && signer !== undefined ? { sign: (hash: string) => signer.sign(hash, command.actor.subject, meaning) } : {}),
+  });
+}
+
+/** `childId` gets `parentId` as its one parent. */
+export function linkCheckpoints(ctx: ServiceContext, command: LinkCheckpoints): Promise<WriteResult> {
+  const { parentId, childId } = command;
+  return changeCheckpoint(ctx, command, childId, 'checkpoints.linked', (current) => linkTo(current, parentId), {
+    after: async (write) => {
+      const { repo } = write;
+      if ((await repo.checkpoints.taskOf(parentId)) === undefined) throw new AppError('not_found', { detail: 'The parent checkpoint does not exist.' });
+      if ((await repo.links.parentOf(childId)) !== undefined) throw new AppError('already_linked');
+      // Walk up from the parent: meeting the child there would close a cycle.
+      let cursor: string | undefined = parentId;
+      for (let steps = 0; cursor !== undefined && steps < 100_000; steps++) {
+        if (cursor === childId) throw new AppError('link_cycle');
+        cursor = await repo.links.parentOf(cursor);
+      }
+      repo.links.link(parentId, childId);
+      write.event({ type: 'CHECKPOINTS_LINKED', subject: childId, data: { parentId, childId } });
+    },
+  });
+}
+
+/** One audit entry and one CHECKPOINT_CORRUPTED event for a record that failed verification. */
+export async function recordCorruption(ctx: ServiceContext, command: RecordCorruption): Promise<{ replayed: boolean }> {
+  const { taskId, checkpointId, version, reason } = command;
+  const { replayed } = await runInTask(ctx, command, taskId, async (write) => {
+    write.audit({ action: 'checkpoint.corrupted', checkpointId, details: { reason } });
+    write.event({ type: 'CHECKPOINT_CORRUPTED', subject: checkpointId, data: { checkpointId, taskId, ...(version !== undefined ? { version } : {}), reason } });
+    return null;
+  });
+  return { replayed };
+}
+
+interface ChangeRules {
+  ifMatch?: number | undefined;
+  /** The change's own writes and events, inside the transaction, after the record is written. */
+  after(write: TaskWrite, after: Checkpoint, hash: string): Promise<void>;
+  /** Signs the new hash; the signature is kept beside the hashed content. */
+  sign?(hash: string): SignatureRecord;
+}
+
+/**
+ * The shared shape of every change to an existing checkpoint: read it,
+ * compute the next version outside the transaction, then write it if the
+ * version read is still current. When another write got there first, the
+ * next version is computed again inside the transaction from what is current
+ * then (writes to one task are serialized, so this always makes progress),
+ * unless If-Match named the version read, which makes it a 412. Refusals are
+ * raised inside the transaction, after the idempotency check, so a retried
+ * request still gets its first answer.
+ */
+async function changeCheckpoint(
+  ctx: ServiceContext,
+  command: CommandBase & { kind: string },
+  checkpointId: string,
+  action: string,
+  rule: (current: Checkpoint, now: string) => Ruled,
+  rules: ChangeRules,
+): Promise<WriteResult> {
+  // A refusal found outside the transaction is raised inside it, after the idempotency check.
+  const plan = (current: Checkpoint): { next: Checkpoint; prepared: Prepared } | { error: unknown } => {
+    try {
+      const blocked = changeable(current, rules.ifMatch);
+      if (blocked) return { error: refused(blocked, checkpointId) };
+      const ruled = rule(current, command.at);
+      if (!ruled.ok) return { error: refused(ruled.refusal, checkpointId) };
+      const next = nextVersion(current, ruled.next, command.at);
+      const prepared = prepare(ctx, next);
+      if (rules.sign) {
+        next.compliance.signature = rules.sign(prepared.hash);
+        prepared.stored.s = next.compliance.signature;
+      }
+      return { next, prepared };
+    } catch (error) {
+      return { error };
+    }
+  };
+
+  const read = (await getCheckpoint(ctx, command.actor, checkpointId)).checkpoint;
+  const planned = plan(read);
+  let written: Prepared | undefined;
+  const { result, replayed } = await runInTask<Written>(ctx, command, read.taskId, async (write) => {
+    const { repo } = write;
+    const raw = await repo.checkpoints.raw(read.taskId, checkpointId);
+    let current = read;
+    let step = planned;
+    if (raw?.h !== read.compliance.hash) {
+      const verified = verifyStored(raw);
+      if (!verified.ok) throw new AppError('checkpoint_corrupted', { extra: { checkpointId } });
+      current = verified.doc.checkpoint;
+      step = plan(current);
+    }
+    if ('error' in step) throw step.error;
+    const { next, prepared } = step;
+    await repo.checkpoints.replace(current, raw!, next, prepared.stored);
+    await rules.after(write, next, prepared.hash);
+    write.audit({ action, checkpointId, version: next.version, beforeHash: current.compliance.hash, afterHash: prepared.hash, agentId: next.agentId });
+    written = prepared;
+    return { checkpointId, version: next.version };
+  });
+  ctx.log.info({ tenant: command.actor.tenant, taskId: read.taskId, checkpointId, version: result.version, action, replayed }, 'checkpoint changed');
+  return answer(ctx, command, result, replayed, replayed ? undefined : written?.stored);
+}
+
+/** The answer from the stored text just written, or, for a repeat, the version the first write made. */
+async function answer(ctx: ServiceContext, command: CommandBase, written: Written, replayed: boolean, stored: StoredCheckpoint | undefined): Promise<WriteResult> {
+  const doc = stored !== undefined ? new CheckpointDoc(stored) : await getCheckpoint(ctx, command.actor, written.checkpointId, written.version);
+  return { doc, checkpointId: written.checkpointId, version: written.version, replayed };
+}
+
+function refused(refusal: Refusal, checkpointId: string): AppError {
+  switch (refusal.code) {
+    case 'validation_failed':
+      return new AppError('validation_failed', { errors: refusal.errors });
+    case 'checkpoint_finalized':
+      return new AppError('checkpoint_finalized', { extra: { checkpointId } });
+    case 'version_conflict':
+      return new AppError('version_conflict', { extra: { currentVersion: refusal.currentVersion } });
+    case 'already_linked':
+      return new AppError('already_linked', { extra: { parentId: refusal.parentId } });
+    case 'link_cycle':
+      return new AppError('link_cycle');
+  }
+}
+
+export function summary(checkpoint: Checkpoint, hash: string): Record<string, unknown> {
+  return {
+    checkpointId: checkpoint.id,
+    version: checkpoint.version,
+    hash,
+    agentId: checkpoint.agentId,
+    ...(checkpoint.agentType ? { agentType: checkpoint.agentType } : {}),
+    ...(checkpoint.executionState.phase ? { phase: checkpoint.executionState.phase } : {}),
+    status: checkpoint.status,
+  };
+}

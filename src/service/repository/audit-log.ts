@@ -1,0 +1,27 @@
+/**
+ * The rows of the audit trail: `(taskId, seq)` → a sealed entry. Entries are
+ * only ever added; sealing them (the hash chain) is the domain's job.
+ *
+ * @module
+ */
+import type { AuditEntry } from '../../domain/audit.js';
+import { decodeValue, encodeValue } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+import type { Keyspace } from './keyspace.js';
+
+export class AuditRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly ks: Keyspace,
+  ) {}
+
+  append(entries: readonly AuditEntry[]): void {
+    for (const entry of entries) this.tx.set(this.ks.audit.pack(entry.taskId, entry.seq), encodeValue(entry));
+  }
+
+  /** Up to `limit` entries of a task after sequence `afterSeq`, in order. */
+  async after(taskId: string, afterSeq: number, limit: number): Promise<AuditEntry[]> {
+    const rows = await this.tx.getRange(this.ks.audit.pack(taskId, afterSeq + 1), this.ks.audit.range(taskId).end, { limit });
+    return rows.map((row) => decodeValue<AuditEntry>(row.value));
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Checkpoint records inside one transaction: the current version under
+ * `(taskId, checkpointId)`, earlier versions under `(checkpointId, version)`,
+ * the id → task map, the task's history in write order, and their indexes,
+ * kept together so no caller can write one without the others.
+ *
+ * @module
+ */
+import type { Checkpoint } from '../../domain/checkpoint.js';
+import { decodeValue, encodeValue, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+import type { IndexRows } from './indexes.js';
+import type { Keyspace } from './keyspace.js';
+import { verifyStored, type CheckpointDoc, type StoredCheckpoint } from './records.js';
+
+/** A stored checkpoint that failed verification. */
+export interface Corruption {
+  checkpointId: string;
+  taskId: string;
+  version?: number;
+  reason: string;
+}
+
+export type Loaded = { ok: true; doc: CheckpointDoc; raw: StoredCheckpoint } | { ok: false; corruption: Corruption };
+
+/** One entry of a task's history: its place in write order and the checkpoint. */
+export interface HistoryEntry {
+  seq: number;
+  checkpointId: string;
+}
+
+export class CheckpointRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly ks: Keyspace,
+    private readonly index: IndexRows,
+  ) {}
+
+  /** The task a checkpoint belongs to, or undefined when the id is unknown to this tenant. */
+  async taskOf(checkpointId: string): Promise<string | undefined> {
+    const value = await this.tx.get(this.ks.ids.pack(checkpointId));
+    return value === undefined ? undefined : decodeValue<string>(value);
+  }
+
+  /** The stored current version as it is, unverified; throws when it cannot be decoded. */
+  raw(taskId: string, checkpointId: string): Promise<StoredCheckpoint | undefined> {
+    return readRecord<StoredCheckpoint>(this.tx, this.ks.checkpoints, [taskId, checkpointId]);
+  }
+
+  /** The current version, verified; undefined when absent. */
+  async current(taskId: string, checkpointId: string): Promise<Loaded | undefined> {
+    let raw: StoredCheckpoint | undefined;
+    try {
+      raw = await this.raw(taskId, checkpointId);
+    } catch {
+      return { ok: false, corruption: { checkpointId, taskId, reason: 'unreadable record' } };
+    }
+    if (raw === undefined) return undefined;
+    return verified(raw, { checkpointId, taskId });
+  }
+
+  /** Version `version`, current or earlier, verified; undefined when it never existed. */
+  async version(taskId: string, checkpointId: string, version: number): Promise<Loaded | undefined> {
+    const current = await this.current(taskId, checkpointId);
+    if (current === undefined) return undefined;
+    if (current.ok && current.doc.version === version) return current;
+    let raw: StoredCheckpoint | undefined;
+    try {
+      raw = await this.revisionRaw(checkpointId, version);
+    } catch {
+      return { ok: false, corruption: { checkpointId, taskId, version, reason: 'unreadable record' } };
+    }
+    if (raw === undefined) return current.ok ? undefined : current;
+    return verified(raw, { checkpointId, taskId, version });
+  }
+
+  /** An earlier version as stored, unverified; throws when it cannot be decoded. */
+  revisionRaw(checkpointId: string, version: number): Promise<StoredCheckpoint | undefined> {
+    return readRecord<StoredCheckpoint>(this.tx, this.ks.revisions, [checkpointId, version]);
+  }
+
+  /** The versions that have an earlier-version record, ascending. */
+  async revisionVersions(checkpointId: string): Promise<number[]> {
+    const versions: number[] = [];
+    for (const row of await this.tx.getPrefix(this.ks.revisions.pack(checkpointId))) {
+      const version = this.ks.revisions.unpack(row.key)[1] as number;
+      // A split record has several chunk keys per version.
+      if (versions[versions.length - 1] !== version) versions.push(version);
+    }
+    return versions;
+  }
+
+  /** Writes a new checkpoint as entry `seq` of its task's history, with its id and index entries. */
+  insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number): void {
+    writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored);
+    this.tx.set(this.ks.ids.pack(checkpoint.id), encodeValue(checkpoint.taskId));
+    this.tx.set(this.ks.history.pack(checkpoint.taskId, seq), encodeValue(checkpoint.id));
+    this.index.update(undefined, checkpoint);
+  }
+
+  /** Replaces the current version, keeping `beforeRaw` as an immutable revision. */
+  async replace(before: Checkpoint, beforeRaw: StoredCheckpoint, after: Checkpoint, stored: StoredCheckpoint): Promise<void> {
+    writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw);
+    await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored);
+    this.index.update(before, after);
+  }
+
+  /** Up to `limit` entries of a task's history, newest first, older than `beforeSeq` when given. */
+  async history(taskId: string, limit: number, beforeSeq?: number): Promise<HistoryEntry[]> {
+    const { begin, end } = this.ks.history.range(taskId);
+    const upper = beforeSeq === undefined ? end : this.ks.history.pack(taskId, beforeSeq);
+    const rows = await this.tx.getRange(begin, upper, { limit, reverse: true });
+    return rows.map((row) => ({ seq: this.ks.history.unpack(row.key)[1] as number, checkpointId: decodeValue<string>(row.value) }));
+  }
+}
+
+function verified(raw: StoredCheckpoint, where: Omit<Corruption, 'reason'>): Loaded {
+  const result = verifyStored(raw);
+  if (!result.ok) return { ok: false, corruption: { ...where, reason: result.reason } };
+  return { ok: true, doc: result.doc, raw };
+}

@@ -1,0 +1,127 @@
+/**
+ * Secondary indexes of checkpoints, maintained in the same transaction as the
+ * record: one `update(old, new)` for insert, change and delete, clearing the
+ * entries that no longer hold, and a newest-first scan for search. An entry is `(name, value, createdAt, id)` →
+ * taskId, so a scan newest-first needs no second lookup to find the record.
+ *
+ * @module
+ */
+import type { Checkpoint } from '../../domain/checkpoint.js';
+import { sha256Hex } from '../../domain/hash.js';
+import { decodeValue, encodeValue, type Subspace } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+
+export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file'] as const;
+export type IndexName = (typeof INDEX_NAMES)[number];
+
+/** Index values longer than this are indexed by their SHA-256, keeping keys short on every store. */
+const MAX_TERM_BYTES = 256;
+
+/** The form of a filter value inside an index key; search uses the same function. */
+export function indexTerm(value: string): string {
+  return Buffer.byteLength(value) <= MAX_TERM_BYTES ? value : `sha256:${sha256Hex(value)}`;
+}
+
+/** The `(name, value)` pairs a checkpoint is indexed under, values in their index form. */
+export function indexEntries(checkpoint: Checkpoint): [IndexName, string][] {
+  return rawEntries(checkpoint).map(([name, value]) => [name, indexTerm(value)]);
+}
+
+function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
+  const entries: [IndexName, string][] = [
+    ['all', ''],
+    ['task', checkpoint.taskId],
+    ['agent', checkpoint.agentId],
+    ['status', checkpoint.status],
+  ];
+  if (checkpoint.agentType) entries.push(['agentType', checkpoint.agentType]);
+  if (checkpoint.executionState.phase) entries.push(['phase', checkpoint.executionState.phase]);
+  if (checkpoint.finalStatus) entries.push(['finalStatus', checkpoint.finalStatus]);
+  for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
+  for (const path of filePaths(checkpoint)) entries.push(['file', path]);
+  return entries;
+}
+
+export function labelTerm(key: string, value: string | number | boolean): string {
+  return `${key}=${String(value)}`;
+}
+
+/** Every file path a checkpoint names: in its items and in `metrics.filesModified`. */
+export function filePaths(checkpoint: Checkpoint): Set<string> {
+  const paths = new Set<string>();
+  const add = (ref: unknown): void => {
+    if (typeof ref === 'string') paths.add(ref);
+    else if (ref && typeof ref === 'object' && typeof (ref as { path?: unknown }).path === 'string') paths.add((ref as { path: string }).path);
+  };
+  const state = checkpoint.executionState;
+  for (const item of [...(state.completedItems ?? []), ...(state.pendingItems ?? []), ...(state.blockedItems ?? [])]) {
+    if (typeof item !== 'object' || !item.files) continue;
+    for (const list of [item.files.created, item.files.modified, item.files.deleted]) list?.forEach(add);
+  }
+  checkpoint.metrics.filesModified?.forEach(add);
+  return paths;
+}
+
+/** One index entry: a checkpoint indexed under the scanned value. */
+export interface IndexHit {
+  createdAt: string;
+  checkpointId: string;
+  taskId: string;
+}
+
+/** Where a scan resumes: the entry after (older than) this one. */
+export interface IndexPosition {
+  createdAt: string;
+  checkpointId: string;
+}
+
+export interface IndexScan {
+  /** Only entries created at or after this time. */
+  from?: string;
+  /** Only entries created at or before this time (inclusive, whatever id follows). */
+  to?: string;
+  /** Only entries older than this one (exclusive). */
+  before?: IndexPosition;
+  limit: number;
+}
+
+/** The secondary indexes of one tenant, inside one transaction. */
+export class IndexRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly index: Subspace,
+  ) {}
+
+  /** Brings the index from `before`'s entries to `after`'s; either may be absent. */
+  update(before: Checkpoint | undefined, after: Checkpoint | undefined): void {
+    const keys = (c: Checkpoint | undefined): Map<string, Buffer> => {
+      const found = new Map<string, Buffer>();
+      if (c === undefined) return found;
+      for (const [name, value] of indexEntries(c)) {
+        const key = this.index.pack(name, value, c.createdAt, c.id);
+        found.set(key.toString('latin1'), key);
+      }
+      return found;
+    };
+    const old = keys(before);
+    const next = keys(after);
+    for (const [id, k] of old) if (!next.has(id)) this.tx.clear(k);
+    if (after) {
+      const value = encodeValue(after.taskId);
+      for (const [id, k] of next) if (!old.has(id)) this.tx.set(k, value);
+    }
+  }
+
+  /** Entries of `(name, value)`, newest first; `value` in its index form ({@link indexTerm}). */
+  async scan(name: IndexName, value: string, scan: IndexScan): Promise<IndexHit[]> {
+    const bounds = this.index.range(name, value);
+    const begin = scan.from !== undefined ? this.index.pack(name, value, scan.from) : bounds.begin;
+    let end = scan.to !== undefined ? this.index.range(name, value, scan.to).end : bounds.end;
+    if (scan.before !== undefined) end = this.index.pack(name, value, scan.before.createdAt, scan.before.checkpointId);
+    const rows = await this.tx.getRange(begin, end, { limit: scan.limit, reverse: true });
+    return rows.map((row) => {
+      const [, , createdAt, checkpointId] = this.index.unpack(row.key) as [string, string, string, string];
+      return { createdAt, checkpointId, taskId: decodeValue<string>(row.value) };
+    });
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Lineage: each child's one parent under `parents (childId)`, and each
+ * parent's children under `links (parentId, childId)`, written together.
+ *
+ * @module
+ */
+import { decodeValue, encodeValue } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+import type { Keyspace } from './keyspace.js';
+
+const EMPTY = Buffer.alloc(0);
+
+export class LinkRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly ks: Keyspace,
+  ) {}
+
+  /** The parent of `childId`, or undefined when it has none. */
+  async parentOf(childId: string): Promise<string | undefined> {
+    const value = await this.tx.get(this.ks.parents.pack(childId));
+    return value === undefined ? undefined : decodeValue<string>(value);
+  }
+
+  link(parentId: string, childId: string): void {
+    this.tx.set(this.ks.parents.pack(childId), encodeValue(parentId));
+    this.tx.set(this.ks.links.pack(parentId, childId), EMPTY);
+  }
+
+  /** Up to `limit` children of `parentId`, in id order (UUIDv7: oldest first). */
+  async children(parentId: string, limit: number): Promise<string[]> {
+    const { begin, end } = this.ks.links.range(parentId);
+    const rows = await this.tx.getRange(begin, end, { limit });
+    return rows.map((row) => this.ks.links.unpack(row.key)[1] as string);
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The transactional outbox: CloudEvents under keys stamped at commit, so they
+ * sort in commit order with no shared counter. An event's cursor is the hex
+ * of its 12-byte tuple versionstamp (10 bytes of commit stamp, 2 of order).
+ *
+ * @module
+ */
+import type { CloudEvent } from '../../domain/events.js';
+import { decodeValue, encodeValue, setStampedTuple } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+import type { Keyspace } from './keyspace.js';
+
+export interface OutboxRow {
+  cursor: string;
+  event: CloudEvent;
+}
+
+const AFTER = Buffer.from([0x00]);
+
+export class OutboxRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly ks: Keyspace,
+  ) {}
+
+  /** Writes events in the given order; the stamp orders them against other commits. */
+  append(events: readonly CloudEvent[]): void {
+    events.forEach((event, order) => setStampedTuple(this.tx, this.ks.events, order, [], encodeValue(event)));
+  }
+
+  /** Up to `limit` events after `cursor` (exclusive; from the start when absent), oldest first. */
+  async after(cursor: string | undefined, limit: number): Promise<OutboxRow[]> {
+    const range = this.ks.events.range();
+    const begin = cursor === undefined ? range.begin : Buffer.concat([this.stampKey(cursor), AFTER]);
+    const rows = await this.tx.getRange(begin, range.end, { limit });
+    return rows.map((row) => ({ cursor: this.cursorOf(row.key), event: decodeValue<CloudEvent>(row.value) }));
+  }
+
+  /** The cursor of the newest event, or undefined when there is none. */
+  async newest(): Promise<string | undefined> {
+    const range = this.ks.events.range();
+    const rows = await this.tx.getRange(range.begin, range.end, { limit: 1, reverse: true });
+    return rows.length === 0 ? undefined : this.cursorOf(rows[0]!.key);
+  }
+
+  private stampKey(cursor: string): Buffer {
+    return this.ks.events.pack({ type: 'versionstamp', value: Buffer.from(cursor, 'hex') } as never);
+  }
+
+  private cursorOf(key: Buffer): string {
+    return (this.ks.events.unpack(key)[0] as unknown as { value: Buffer }).value.toString('hex');
+  }
+}

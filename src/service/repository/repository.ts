@@ -1,0 +1,47 @@
+/**
+ * The checkpoint repository: the one place that knows the key layout
+ * (`docs/keyspace.md`). Services speak tasks, checkpoints, links, index
+ * entries, audit entries and events to it, inside a transaction they run on
+ * the store; they never see a key. Formats, the write queue and the LangGraph
+ * adapter all reach the data through it.
+ *
+ * @module
+ */
+import type { Transaction } from '../../store/store.js';
+import { AuditRows } from './audit-log.js';
+import { CheckpointRows } from './checkpoints.js';
+import { IndexRows } from './indexes.js';
+import { keyspaceOf } from './keyspace.js';
+import { LinkRows } from './links.js';
+import { OperationRows } from './operations.js';
+import { OutboxRows } from './outbox.js';
+import { TaskRows } from './tasks.js';
+
+/** One tenant's data as seen by one transaction. */
+export class Repository {
+  readonly tasks: TaskRows;
+  readonly checkpoints: CheckpointRows;
+  readonly links: LinkRows;
+  readonly index: IndexRows;
+  readonly audit: AuditRows;
+  readonly events: OutboxRows;
+  readonly operations: OperationRows;
+
+  constructor(tx: Transaction, tenant: string) {
+    const ks = keyspaceOf(tenant);
+    this.index = new IndexRows(tx, ks.index);
+    this.tasks = new TaskRows(tx, ks);
+    this.checkpoints = new CheckpointRows(tx, ks, this.index);
+    this.links = new LinkRows(tx, ks);
+    this.audit = new AuditRows(tx, ks);
+    this.events = new OutboxRows(tx, ks);
+    this.operations = new OperationRows(tx, ks);
+  }
+}
+
+export type { Corruption, HistoryEntry, Loaded } from './checkpoints.js';
+export { filePaths, indexTerm, labelTerm, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
+export { OperationReusedError } from './operations.js';
+export type { OutboxRow } from './outbox.js';
+export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './records.js';
+export type { TaskHead } from './tasks.js';

@@ -1,0 +1,40 @@
+/**
+ * Task heads: one small record per task that every write to the task reads
+ * and writes, which serializes writes to one task and leaves others alone.
+ *
+ * @module
+ */
+import type { ChainTip } from '../../domain/audit.js';
+import { readRecord, writeRecord } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+import type { Keyspace } from './keyspace.js';
+
+export interface TaskHead {
+  taskId: string;
+  /** The newest checkpoint created in the task. */
+  latestId?: string;
+  /** How many checkpoints the task has had; the last history sequence. */
+  seq: number;
+  /** The tip of the task's audit chain. */
+  audit: ChainTip;
+  createdAt: string;
+  updatedAt: string;
+  /** The live lease, when one is held (leases build on this). */
+  lease?: { id: string; agentId: string; epoch: number; expiresAt: string };
+}
+
+export class TaskRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly ks: Keyspace,
+  ) {}
+
+  /** The task's head, or undefined when the task has never been written. */
+  head(taskId: string): Promise<TaskHead | undefined> {
+    return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId]);
+  }
+
+  async putHead(head: TaskHead): Promise<void> {
+    await writeRecord(this.tx, this.ks.tasks, [head.taskId], head);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The task transaction, the one write path. Every command is applied inside
+ * one: it reads the task head (which serializes writes to one task and leaves
+ * other tasks alone), checks the fencing token, applies the change, seals its
+ * audit entries onto the task's chain, adds its events to the outbox, writes
+ * the head back, and records the operation id with the result so that a
+ * repeat applies once.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { GENESIS_HASH, sealEntries, type AuditDraft } from '../domain/audit.js';
+import type { CommandBase } from '../domain/commands.js';
+import type { CloudEvent, EventDraft } from '../domain/events.js';
+import { AppError } from '../errors.js';
+import type { ServiceContext } from './context.js';
+import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
+
+/** What a change sees inside the transaction. */
+export interface TaskWrite {
+  repo: Repository;
+  head: TaskHead;
+  /** The command's time. */
+  now: string;
+  audit(draft: Omit<AuditDraft, 'at' | 'actor'> & { agentId?: string }): void;
+  event(draft: EventDraft): void;
+}
+
+/**
+ * Applies `change` to task `taskId` for `command`, exactly once per
+ * operation id. Returns the change's result (plain data), or the recorded
+ * result of the first application when the operation id was seen before.
+ * `change` may run more than once: it must only touch the transaction.
+ */
+export async function runInTask<T>(
+  ctx: ServiceContext,
+  command: CommandBase & { kind: string },
+  taskId: string,
+  change: (write: TaskWrite) => Promise<T>,
+): Promise<{ result: T; replayed: boolean }> {
+  const { actor, at: now } = command;
+
+  const apply = async (repo: Repository): Promise<T> => {
+    const existing = await repo.tasks.head(taskId);
+    const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
+    checkFencing(head, command.leaseEpoch, now);
+    const drafts: AuditDraft[] = [];
+    const events: CloudEvent[] = [];
+    const result = await change({
+      repo,
+      head,
+      now,
+      audit: ({ agentId, ...draft }) =>
+        drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
+      event: (draft) =>
+        events.push({
+          specversion: '1.0',
+          // A rerun body may mint other event ids: only the attempt that commits is ever seen.
+          id: randomUUID(),
+          source: ctx.eventSource,
+          type: draft.type,
+          time: now,
+          subject: draft.subject,
+          datacontenttype: 'application/json',
+          data: { tenant: actor.tenant, taskId, ...draft.data },
+        }),
+    });
+    const sealed = sealEntries(taskId, head.audit, drafts);
+    repo.audit.append(sealed.entries);
+    head.audit = sealed.tip;
+    head.updatedAt = now;
+    await repo.tasks.putHead(head);
+    repo.events.append(events);
+    return result;
+  };
+
+  // A client's key is always recorded, for its retries; a minted id only where a store may run a committed body again.
+  const recorded = command.operationId.startsWith('key:') || !ctx.store.commitOutcomeKnown;
+  try {
+    const outcome = await ctx.store.transact((tx) => {
+      const repo = new Repository(tx, actor.tenant);
+      return recorded ? repo.operations.once(command.operationId, `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
+    });
+    ctx.notifier.notify(actor.tenant);
+    return { result: outcome.result, replayed: !outcome.applied };
+  } catch (error) {
+    if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');
+    throw error;
+  }
+}
+
+/**
+ * The fencing check: while a task has a live lease, a write must carry its
+ * epoch, and an older epoch is refused. Leases are granted by a later part of
+ * the service; until a task has one, every write passes.
+ */
+function checkFencing(head: TaskHead, epoch: number | undefined, now: string): void {
+  const lease = head.lease;
+  if (lease === undefined || lease.expiresAt <= now) return;
+  if (epoch !== undefined && epoch < lease.epoch) throw new AppError('lease_superseded', { extra: { currentEpoch: lease.epoch } });
+}
