@@ -1,6 +1,13 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Only the repository knows the key layout, and only store/open.ts picks a store (docs/architecture.md). */
+const adapters = { group: ['**/store/lmdb*', '**/store/fdb*'], message: 'Nothing above src/store/ imports a store adapter; src/store/open.ts chooses one.' };
+const keyLayout = [
+  { group: ['**/store/keyspace', '**/store/keyspace.js'], message: 'Only src/service/repository/ knows the key layout; speak checkpoints, heads and links to the repository.' },
+  { group: ['**/store/once', '**/store/once.js'], message: 'Operation records are reached through the repository (repository.operations).' },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/'] },
   js.configs.recommended,
@@ -9,5 +16,14 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/**', 'src/service/repository/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...keyLayout, adapters] }] },
+  },
+  {
+    files: ['src/service/repository/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [adapters] }] },
   },
 );

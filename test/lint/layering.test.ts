@@ -1,0 +1,29 @@
+/**
+ * The import rules of docs/architecture.md are enforced by the lint step;
+ * this checks that the rules really fire, so a broken config cannot let a
+ * service file reach the key layout unnoticed.
+ */
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname });
+
+async function restricted(filePath: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(source, { filePath });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('layering rules', () => {
+  it('refuse the key layout outside the repository', async () => {
+    const source = "import { tenantKeyspace } from '../store/keyspace.js';\nexport const ks = tenantKeyspace('t');\n";
+    expect(await restricted('src/service/new-feature.ts', source)).toEqual([expect.stringContaining('Only src/service/repository/ knows the key layout')]);
+    expect(await restricted('src/http/routes/new-route.ts', source.replace('../store', '../../store'))).toHaveLength(1);
+    expect(await restricted('src/service/repository/new-rows.ts', source.replace('../store', '../../store'))).toEqual([]);
+  });
+
+  it('refuse store adapters above the store, even in the repository', async () => {
+    const source = "import { LmdbStore } from '../../store/lmdb.js';\nexport const s = LmdbStore;\n";
+    expect(await restricted('src/service/repository/new-rows.ts', source)).toEqual([expect.stringContaining('src/store/open.ts chooses one')]);
+    expect(await restricted('src/store/open-more.ts', source.replace('../../store/', './'))).toEqual([]);
+  });
+});
