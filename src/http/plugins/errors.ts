@@ -50,8 +50,14 @@ const FIELD_PREFIX: Readonly<Record<string, string>> = { body: '', querystring: 
 
 const RESERVED_MEMBERS = new Set(['type', 'title', 'status', 'code', 'detail', 'instance', 'requestId', 'errors']);
 
-const NOT_JSON: FieldError = { field: 'body', message: 'The body is not valid JSON.' };
-const EMPTY_JSON: FieldError = { field: 'body', message: 'The body is empty, which is not valid JSON.' };
+/** The field errors of a body that cannot be taken as JSON, shared with the JSON body parser. */
+export const NOT_JSON: FieldError = Object.freeze({ field: 'body', message: 'The body is not valid JSON.' });
+export const EMPTY_JSON: FieldError = Object.freeze({ field: 'body', message: 'The body is empty, which is not valid JSON.' });
+/** Valid JSON, but a key that could pollute prototypes in JavaScript consumers of the checkpoint. */
+export const PROTOTYPE_KEY: FieldError = Object.freeze({
+  field: 'body',
+  message: 'The body has a __proto__ or constructor.prototype key, which is refused for safety; rename the key.',
+});
 
 function joinPath(prefix: string, segments: readonly string[]): string {
   const parts = prefix === '' ? segments : [prefix, ...segments];

@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError, type FieldError } from '../../errors.js';
+import { EMPTY_JSON, NOT_JSON, PROTOTYPE_KEY } from './errors.js';
 
 export const JSON_CONTENT_TYPES = ['application/json', 'application/merge-patch+json'];
 
@@ -47,6 +48,15 @@ export function firstUnrepresentable(value: unknown, path: string[] = [], depth 
   return undefined;
 }
 
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(String(request.headers['content-type'] ?? ''))?.[1];
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw new AppError('unsupported_media_type', { detail: 'Send JSON as UTF-8.' });
@@ -56,12 +66,13 @@ export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   } catch {
     throw invalid('body', 'is not valid UTF-8');
   }
-  if (text.trim() === '') throw invalid('body', 'The body is empty, which is not valid JSON.');
+  if (text.trim() === '') throw new AppError('validation_failed', { errors: [EMPTY_JSON] });
   let value: unknown;
   try {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch {
-    throw invalid('body', 'The body is not valid JSON.');
+    // secure-json-parse refuses both malformed text and a prototype key; the caller must know which to fix.
+    throw new AppError('validation_failed', { errors: [parsesAsJson(text) ? PROTOTYPE_KEY : NOT_JSON] });
   }
   const problem = firstUnrepresentable(value);
   if (problem) throw invalid(problem.field, problem.message);

@@ -76,6 +76,33 @@ describe('the error plugin', () => {
     }
   });
 
+  it('answers a __proto__ or constructor.prototype key with 400 validation_failed saying it is refused for safety, not that the JSON is invalid', async () => {
+    const { app } = await build();
+    const refusedForSafety = 'The body has a __proto__ or constructor.prototype key, which is refused for safety; rename the key.';
+    const cases: [string, string][] = [
+      ['application/json', '{"taskId":"t-1","__proto__":{"isAdmin":true}}'],
+      ['application/json', '{"taskId":"t-1","extensions":{"deep":{"__proto__":null}}}'],
+      ['application/json', '{"taskId":"t-1","constructor":{"prototype":{"polluted":true}}}'],
+      ['application/merge-patch+json', '{"labels":{"constructor":{"prototype":{"x":1}}}}'],
+    ];
+    for (const [type, payload] of cases) {
+      const method = type === 'application/json' ? 'POST' : 'PATCH';
+      const url = method === 'POST' ? '/test/checkpoints' : '/test/checkpoints/0190a5b4-7c3e-7b1a-9c2d-4e5f6a7b8c9d';
+      const res = await app.inject({ method, url, headers: { ...writer, 'content-type': type }, payload });
+      expect(res.statusCode, payload).toBe(400);
+      expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(res.json(), payload).toMatchObject({ code: 'validation_failed', errors: [{ field: 'body', message: refusedForSafety }] });
+    }
+    // Malformed text that happens to hold such a key is still answered as not JSON: the fix there is the syntax.
+    const broken = await app.inject({ method: 'POST', url: '/test/checkpoints', headers: { ...writer, 'content-type': 'application/json' }, payload: '{"__proto__":{"x":1}' });
+    expect(broken.statusCode).toBe(400);
+    expect(broken.json().errors).toEqual([{ field: 'body', message: 'The body is not valid JSON.' }]);
+    // A constructor key without a prototype member is ordinary data.
+    const plain = await app.inject({ method: 'POST', url: '/test/checkpoints', headers: writer, payload: { ...validBody, labels: { constructor: 'x' } } });
+    expect(plain.statusCode).toBe(201);
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  });
+
   it('parses application/merge-patch+json like JSON, malformed bodies included', async () => {
     const { app } = await build();
     const url = '/test/checkpoints/0190a5b4-7c3e-7b1a-9c2d-4e5f6a7b8c9d';
