@@ -9,12 +9,16 @@ import type { Config } from './config.js';
 import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
 import { eventRoutes } from './http/routes/events.js';
+import { handoffRoutes } from './http/routes/handoffs.js';
 import { keyRoutes } from './http/routes/keys.js';
+import { leaseRoutes } from './http/routes/leases.js';
+import { recoveryRoutes } from './http/routes/recoveries.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { ServiceContext, ServiceLogger } from './service/context.js';
 import { EventNotifier } from './service/events.js';
 import { integrityRecorder } from './service/integrity.js';
+import { startLeaseSweeper } from './service/leases.js';
 import type { Signer } from './service/signing.js';
 import type { Store } from './store/store.js';
 
@@ -44,6 +48,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     log: options.logger ?? silent,
     notifier: new EventNotifier(),
     integrity: integrityRecorder,
+    breaker: { attempts: config.recoveryMaxAttempts, windowMs: config.recoveryWindowMs },
     signer: options.signer,
     maxCheckpointBytes: config.maxCheckpointBytes,
     eventSource: '/baton',
@@ -60,8 +65,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
+  const sweeper = startLeaseSweeper(ctx, config.leaseSweepMs);
+  app.addHook('onClose', () => sweeper.stop());
+
   await app.register(checkpointRoutes, { ctx });
   await app.register(taskRoutes, { ctx });
+  await app.register(handoffRoutes, { ctx });
+  await app.register(leaseRoutes, { ctx });
+  await app.register(recoveryRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: options.signer });
   return app;

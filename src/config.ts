@@ -30,6 +30,11 @@ export const configSchema = z.object({
   signingKeyFile: z.string().min(1).optional(),
   /** Requests per minute allowed to one token. */
   rateLimitPerMinute: z.coerce.number().int().min(1).default(1_000_000),
+  /** How often expired leases are looked for (ms); LEASE_EXPIRED is announced within about this long. */
+  leaseSweepMs: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Recoveries allowed per task within the window; one more blocks the task. */
+  recoveryMaxAttempts: z.coerce.number().int().min(1).max(1_000).default(3),
+  recoveryWindowMs: z.coerce.number().int().min(1_000).default(60 * 60 * 1000),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -51,6 +56,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxCheckpointBytes: env.BATON_MAX_CHECKPOINT_BYTES || undefined,
     rateLimitPerMinute: env.BATON_RATE_LIMIT_PER_MINUTE || undefined,
     signingKeyFile: env.BATON_SIGNING_KEY_FILE || undefined,
+    leaseSweepMs: env.BATON_LEASE_SWEEP_MS || undefined,
+    recoveryMaxAttempts: env.BATON_RECOVERY_MAX_ATTEMPTS || undefined,
+    recoveryWindowMs: env.BATON_RECOVERY_WINDOW_MS || undefined,
   });
   if (!parsed.success) {
     const names: Record<string, string> = {
@@ -68,6 +76,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCheckpointBytes: 'BATON_MAX_CHECKPOINT_BYTES',
       rateLimitPerMinute: 'BATON_RATE_LIMIT_PER_MINUTE',
       signingKeyFile: 'BATON_SIGNING_KEY_FILE',
+      leaseSweepMs: 'BATON_LEASE_SWEEP_MS',
+      recoveryMaxAttempts: 'BATON_RECOVERY_MAX_ATTEMPTS',
+      recoveryWindowMs: 'BATON_RECOVERY_WINDOW_MS',
     };
     const lines = parsed.error.issues.map((issue) => {
       const field = String(issue.path[0] ?? '');

@@ -41,9 +41,15 @@ export function createMetrics() {
       help: 'Share of handoffs acknowledged by a receiving agent, between 0 and 1.',
       registers,
     }),
+    handoffs: new Counter({
+      name: 'handoffs_total',
+      help: 'Handoffs by stage: initiated (an agent handed off) and acknowledged (a receiving agent took it).',
+      labelNames: ['stage'] as const,
+      registers,
+    }),
     recoveryAttempts: new Counter({
       name: 'recovery_attempts_total',
-      help: 'Recoveries initiated, including those the circuit breaker blocked.',
+      help: 'Recoveries asked for, including those the circuit breaker blocked.',
       registers,
     }),
     checkpointSize: new Histogram({

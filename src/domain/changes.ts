@@ -49,6 +49,7 @@ export function buildCheckpoint(input: CheckpointInput, id: string, now: string)
     extensions: input.extensions ?? {},
   };
   if (input.agentType !== undefined) checkpoint.agentType = input.agentType;
+  if (input.codeVersion !== undefined) checkpoint.codeVersion = input.codeVersion;
   if (input.parentId !== undefined) checkpoint.parentId = input.parentId;
   return checkpoint;
 }
@@ -124,6 +125,8 @@ export function mergePatch(current: Checkpoint, patch: unknown): Ruled {
   };
   if (data.agentType !== undefined) next.agentType = data.agentType;
   else delete next.agentType;
+  if (data.codeVersion !== undefined) next.codeVersion = data.codeVersion;
+  else delete next.codeVersion;
   return { ok: true, next };
 }
 

@@ -92,6 +92,9 @@ export const complianceInput = z.strictObject({
 export const labelKey = z.string().min(1).max(100).regex(/^[A-Za-z0-9_.\-/]+$/, 'label names use letters, digits and _ . - /');
 export const labels = z.record(labelKey, z.union([z.string().max(1000), z.number(), z.boolean()]));
 
+/** A fingerprint of an agent's code or graph (a commit, a digest): printable, no spaces. */
+export const codeVersion = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
 /** What a client sends to create a checkpoint. */
 export const checkpointInput = z.strictObject({
   /** Agents that write the protocol's own format send it; only this version exists. */
@@ -100,6 +103,8 @@ export const checkpointInput = z.strictObject({
   agentId: externalId,
   agentType: externalId.optional(),
   iteration: z.number().int().min(0).max(1_000_000_000).optional(),
+  /** A fingerprint of the agent's code or graph; a resume under another one must say it accepts the change. */
+  codeVersion: codeVersion.optional(),
   parentId: checkpointId.optional(),
   executionState: executionState.optional(),
   contextSummary: contextSummary.optional(),
@@ -128,6 +133,7 @@ export interface Checkpoint {
   agentId: string;
   agentType?: string;
   iteration: number;
+  codeVersion?: string;
   schemaVersion: string;
   status: (typeof STATUSES)[number];
   finalStatus?: FinalStatus;

@@ -9,6 +9,9 @@
  * @module
  */
 import type { CheckpointInput, FinalStatus } from './checkpoint.js';
+import type { HandoffTrigger } from './handoff.js';
+import type { Failure } from './recovery.js';
+import type { SettableState } from './task-state.js';
 
 /** Who asks: the token's tenant, role and subject. */
 export interface Actor {
@@ -74,5 +77,96 @@ export interface RecordCorruption extends CommandBase {
 }
 
 export type CheckpointCommand = CreateCheckpoint | UpdateCheckpoint | FinalizeCheckpoint | LinkCheckpoints;
-export type Command = CheckpointCommand | RecordCorruption;
+
+/** An agent taking over a task: by acknowledging a handoff or completing a recovery. */
+export interface Successor {
+  agentId: string;
+  agentType?: string;
+  /** The agent's code or graph fingerprint; refused against another recorded one unless `acceptCodeChange`. */
+  codeVersion?: string;
+  acceptCodeChange?: boolean;
+  /** The lease it is granted (default 60 s). */
+  ttlMs?: number;
+  /** Minted with the command, so a replay grants the same lease. */
+  leaseId: string;
+}
+
+export interface AcquireLease extends CommandBase {
+  kind: 'lease.acquire';
+  taskId: string;
+  leaseId: string;
+  agentId: string;
+  ttlMs: number;
+}
+
+/** Commands on a lease name it; `execute` finds its task. */
+export interface RenewLease extends CommandBase {
+  kind: 'lease.renew';
+  leaseId: string;
+  ttlMs?: number;
+}
+
+export interface ReleaseLease extends CommandBase {
+  kind: 'lease.release';
+  leaseId: string;
+}
+
+/** The sweeper's: a lease that reached its expiry unrenewed ends, announced once. */
+export interface ExpireLease extends CommandBase {
+  kind: 'lease.expire';
+  taskId: string;
+  leaseId: string;
+  expiresAt: string;
+}
+
+export interface StartHandoff extends CommandBase {
+  kind: 'handoff.start';
+  /** The checkpoint the handoff finalizes. */
+  checkpointId: string;
+  handoffId: string;
+  trigger: HandoffTrigger;
+  toAgentType?: string;
+  toAgentId?: string;
+  contextUtilization?: number;
+  note?: string;
+  traceparent?: string;
+}
+
+export interface AcknowledgeHandoff extends CommandBase, Successor {
+  kind: 'handoff.ack';
+  handoffId: string;
+  /** The child checkpoint's id, minted with the command. */
+  checkpointId: string;
+}
+
+export interface StartRecovery extends CommandBase {
+  kind: 'recovery.start';
+  taskId: string;
+  recoveryId: string;
+  reason: string;
+  failure: Failure;
+}
+
+export interface CompleteRecovery extends CommandBase, Successor {
+  kind: 'recovery.complete';
+  recoveryId: string;
+}
+
+/** An admin's: the circuit breaker is closed again and the task may be recovered. */
+export interface UnblockTask extends CommandBase {
+  kind: 'task.unblock';
+  taskId: string;
+  reason?: string;
+}
+
+export interface SetTaskState extends CommandBase {
+  kind: 'task.state';
+  taskId: string;
+  state: SettableState;
+  reason?: string;
+}
+
+export type LeaseCommand = AcquireLease | RenewLease | ReleaseLease | ExpireLease;
+export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState;
+export type Command = CheckpointCommand | RecordCorruption | ProtocolCommand;
 

@@ -123,3 +123,23 @@ export function sendDocs(reply: FastifyReply, page: { items: CheckpointDoc[]; ne
   const members = tail === '{}' ? '' : `,${tail.slice(1, -1)}`;
   return reply.type(JSON_TYPE).send(`{"items":[${items.map((doc) => doc.json).join(',')}]${members}}`);
 }
+
+/**
+ * Answers a JSON object some of whose members are stored checkpoints (e.g.
+ * `{ handoff, checkpoint, continuationPrompt }`): the checkpoints go in as
+ * their stored text, the rest as ordinary JSON.
+ */
+export function sendWithDocs(reply: FastifyReply, status: number, body: Record<string, unknown>, docs: Record<string, CheckpointDoc | undefined>): FastifyReply {
+  const members = Object.entries(docs).map(([name, doc]) => `${JSON.stringify(name)}:${doc === undefined ? 'null' : doc.json}`);
+  const rest = JSON.stringify(body);
+  if (rest !== '{}') members.push(rest.slice(1, -1));
+  return reply.code(status).type(JSON_TYPE).send(`{${members.join(',')}}`);
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** The caller's W3C `traceparent`, when it has a valid one; an invalid one is ignored, as W3C Trace Context says. */
+export function traceparentOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.traceparent;
+  return typeof header === 'string' && TRACEPARENT.test(header.trim().toLowerCase()) ? header.trim().toLowerCase() : undefined;
+}

@@ -5,7 +5,11 @@
  * @module
  */
 import { z } from 'zod';
-import { checkpointId, externalId, FINAL_STATUSES, PHASES, STATUSES } from '../domain/checkpoint.js';
+import { checkpointId, codeVersion, externalId, FINAL_STATUSES, PHASES, STATUSES } from '../domain/checkpoint.js';
+import { HANDOFF_TRIGGERS } from '../domain/handoff.js';
+import { LEASE_TTL_MS } from '../domain/leases.js';
+import { FAILURE_KINDS } from '../domain/recovery.js';
+import { SETTABLE_STATES } from '../domain/task-state.js';
 
 export const idParams = z.object({ id: checkpointId });
 export const taskParams = z.object({ taskId: externalId });
@@ -46,3 +50,38 @@ export const eventsQuery = z.object({
   types: z.string().max(2000).optional(),
   limit: limit(1000, 100),
 });
+
+const agentId = externalId;
+const ttlMs = z.coerce.number().int().min(LEASE_TTL_MS.min).max(LEASE_TTL_MS.max);
+const note = z.string().max(10_000);
+
+export const leaseParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+
+export const leaseBody = z.strictObject({ agentId, ttlMs: ttlMs.default(LEASE_TTL_MS.default) });
+export const renewBody = z.strictObject({ ttlMs: ttlMs.optional() }).default({});
+
+export const handoffBody = z.strictObject({
+  trigger: z.enum(HANDOFF_TRIGGERS),
+  toAgentType: externalId.optional(),
+  toAgentId: externalId.optional(),
+  contextUtilization: z.number().min(0).max(100).optional(),
+  note: note.optional(),
+});
+
+/** An agent taking a task over: by acknowledging a handoff or completing a recovery. */
+export const successorBody = z.strictObject({
+  agentId,
+  agentType: externalId.optional(),
+  codeVersion: codeVersion.optional(),
+  acceptCodeChange: z.boolean().optional(),
+  ttlMs: ttlMs.optional(),
+});
+
+export const recoveryBody = z.strictObject({
+  reason: z.string().min(1).max(2_000),
+  failure: z.strictObject({ kind: z.enum(FAILURE_KINDS), message: note.optional(), recoverable: z.boolean().optional() }),
+});
+
+export const unblockBody = z.strictObject({ reason: note.optional() }).default({});
+
+export const taskStateBody = z.strictObject({ state: z.enum(SETTABLE_STATES), reason: note.optional() });

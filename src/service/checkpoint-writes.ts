@@ -10,7 +10,8 @@
  */
 import { buildCheckpoint, changeable, finalize, linkTo, mergePatch, nextVersion, type Refusal, type Ruled } from '../domain/changes.js';
 import type { Checkpoint, SignatureRecord } from '../domain/checkpoint.js';
-import type { CommandBase, CreateCheckpoint, FinalizeCheckpoint, LinkCheckpoints, RecordCorruption, UpdateCheckpoint } from '../domain/commands.js';
+import type { Command, CommandBase, CreateCheckpoint, FinalizeCheckpoint, LinkCheckpoints, RecordCorruption, UpdateCheckpoint } from '../domain/commands.js';
+import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
@@ -22,6 +23,8 @@ export interface WriteResult {
   doc: CheckpointDoc;
   checkpointId: string;
   version: number;
+  /** Ids the change recorded besides the checkpoint's (a handoff's id). */
+  extra: Record<string, string>;
   replayed: boolean;
 }
 
@@ -29,15 +32,16 @@ export interface WriteResult {
 interface Written {
   checkpointId: string;
   version: number;
+  extra?: Record<string, string>;
 }
 
-interface Prepared {
+export interface Prepared {
   stored: StoredCheckpoint;
   hash: string;
 }
 
 /** The stored form of `checkpoint`, refused when it is larger than the configured limit. */
-function prepare(ctx: ServiceContext, checkpoint: Checkpoint): Prepared {
+export function prepare(ctx: ServiceContext, checkpoint: Checkpoint): Prepared {
   const { stored, hash, bytes } = toStored(checkpoint);
   if (bytes > ctx.maxCheckpointBytes) {
     throw new AppError('payload_too_large', { detail: `The checkpoint encodes to ${bytes} bytes; the limit is ${ctx.maxCheckpointBytes}.` });
@@ -60,6 +64,8 @@ export async function createCheckpoint(ctx: ServiceContext, command: CreateCheck
     }
     head.seq += 1;
     head.latestId = id;
+    // New work reopens a finished or paused task; a handoff waits for its acknowledgment.
+    if (head.state !== 'handing-off') head.state = 'working';
     repo.checkpoints.insert(checkpoint, prepared.stored, head.seq);
     write.audit({ action: 'checkpoint.created', checkpointId: id, version: 1, afterHash: prepared.hash, agentId: input.agentId, ...(input.parentId ? { details: { parentId: input.parentId } } : {}) });
     write.event({ type: 'CHECKPOINT_CREATED', subject: id, data: summary(checkpoint, prepared.hash) });
@@ -85,8 +91,10 @@ export function finalizeCheckpoint(ctx: ServiceContext, command: FinalizeCheckpo
   }
   return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.finalized', (current, now) => finalize(current, command.status, now), {
     ifMatch: command.ifMatch,
-    after: async (write, after, hash) =>
-      write.event({ type: 'CHECKPOINT_FINALIZED', subject: after.id, data: { ...summary(after, hash), finalStatus: command.status } }),
+    after: async (write, after, hash) => {
+      write.head.state = stateAfterFinalize(command.status);
+      write.event({ type: 'CHECKPOINT_FINALIZED', subject: after.id, data: { ...summary(after, hash), finalStatus: command.status } });
+    },
     ...(meaning !== undefined && signer !== undefined ? { sign: (hash: string) => signer.sign(hash, command.actor.subject, meaning) } : {}),
   });
 }
@@ -122,10 +130,13 @@ export async function recordCorruption(ctx: ServiceContext, command: RecordCorru
   return { replayed };
 }
 
-interface ChangeRules {
+export interface ChangeRules {
   ifMatch?: number | undefined;
-  /** The change's own writes and events, inside the transaction, after the record is written. */
-  after(write: TaskWrite, after: Checkpoint, hash: string): Promise<void>;
+  /**
+   * The change's own writes and events, inside the transaction, after the
+   * record is written; ids it returns are recorded with the operation.
+   */
+  after(write: TaskWrite, after: Checkpoint, hash: string, before: Checkpoint): Promise<Record<string, string> | void>;
   /** Signs the new hash; the signature is kept beside the hashed content. */
   sign?(hash: string): SignatureRecord;
 }
@@ -140,9 +151,9 @@ interface ChangeRules {
  * raised inside the transaction, after the idempotency check, so a retried
  * request still gets its first answer.
  */
-async function changeCheckpoint(
+export async function changeCheckpoint(
   ctx: ServiceContext,
-  command: CommandBase & { kind: string },
+  command: CommandBase & { kind: Command['kind'] },
   checkpointId: string,
   action: string,
   rule: (current: Checkpoint, now: string) => Ruled,
@@ -184,22 +195,22 @@ async function changeCheckpoint(
     if ('error' in step) throw step.error;
     const { next, prepared } = step;
     await repo.checkpoints.replace(current, raw!, next, prepared.stored);
-    await rules.after(write, next, prepared.hash);
+    const extra = await rules.after(write, next, prepared.hash, current);
     write.audit({ action, checkpointId, version: next.version, beforeHash: current.compliance.hash, afterHash: prepared.hash, agentId: next.agentId });
     written = prepared;
-    return { checkpointId, version: next.version };
+    return { checkpointId, version: next.version, ...(extra ? { extra } : {}) };
   });
   ctx.log.info({ tenant: command.actor.tenant, taskId: read.taskId, checkpointId, version: result.version, action, replayed }, 'checkpoint changed');
   return answer(ctx, command, result, replayed, replayed ? undefined : written?.stored);
 }
 
 /** The answer from the stored text just written, or, for a repeat, the version the first write made. */
-async function answer(ctx: ServiceContext, command: CommandBase, written: Written, replayed: boolean, stored: StoredCheckpoint | undefined): Promise<WriteResult> {
+export async function answer(ctx: ServiceContext, command: CommandBase, written: Written, replayed: boolean, stored: StoredCheckpoint | undefined): Promise<WriteResult> {
   const doc = stored !== undefined ? new CheckpointDoc(stored) : await getCheckpoint(ctx, command.actor, written.checkpointId, written.version);
-  return { doc, checkpointId: written.checkpointId, version: written.version, replayed };
+  return { doc, checkpointId: written.checkpointId, version: written.version, extra: written.extra ?? {}, replayed };
 }
 
-function refused(refusal: Refusal, checkpointId: string): AppError {
+export function refused(refusal: Refusal, checkpointId: string): AppError {
   switch (refusal.code) {
     case 'validation_failed':
       return new AppError('validation_failed', { errors: refusal.errors });

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Actor } from '../domain/commands.js';
+import type { BreakerSettings } from '../domain/recovery.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Repository, type Corruption } from './repository/repository.js';
@@ -41,6 +42,8 @@ export interface ServiceContext {
   signer: Signer | undefined;
   /** The largest encoded checkpoint accepted, in bytes. */
   maxCheckpointBytes: number;
+  /** The circuit breaker of recoveries. */
+  breaker: BreakerSettings;
   /** The CloudEvents `source` of this deployment. */
   eventSource: string;
   now(): Date;

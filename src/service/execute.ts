@@ -5,9 +5,36 @@
  *
  * @module
  */
-import type { CheckpointCommand, Command, RecordCorruption } from '../domain/commands.js';
-import { createCheckpoint, finalizeCheckpoint, linkCheckpoints, recordCorruption, updateCheckpoint, type WriteResult } from './checkpoint-writes.js';
+import type { CheckpointCommand, Command } from '../domain/commands.js';
+import { createCheckpoint, finalizeCheckpoint, linkCheckpoints, recordCorruption, updateCheckpoint } from './checkpoint-writes.js';
 import type { ServiceContext } from './context.js';
+import { acknowledgeHandoff, startHandoff } from './handoff.js';
+import { acquireLease, expireLease, releaseLease, renewLease } from './leases.js';
+import { completeRecovery, startRecovery, unblockTask } from './recovery.js';
+import { setTaskState } from './tasks.js';
+
+/** Each command's handler. */
+const HANDLERS = {
+  'checkpoint.create': createCheckpoint,
+  'checkpoint.update': updateCheckpoint,
+  'checkpoint.finalize': finalizeCheckpoint,
+  'checkpoint.link': linkCheckpoints,
+  'checkpoint.corrupted': recordCorruption,
+  'lease.acquire': acquireLease,
+  'lease.renew': renewLease,
+  'lease.release': releaseLease,
+  'lease.expire': expireLease,
+  'handoff.start': startHandoff,
+  'handoff.ack': acknowledgeHandoff,
+  'recovery.start': startRecovery,
+  'recovery.complete': completeRecovery,
+  'task.unblock': unblockTask,
+  'task.state': setTaskState,
+} as const satisfies { [K in Command['kind']]: (ctx: ServiceContext, command: Extract<Command, { kind: K }>) => Promise<unknown> };
+
+type Handlers = typeof HANDLERS;
+/** What `execute` answers for a command of kind `K`. */
+export type ResultOf<K extends Command['kind']> = Awaited<ReturnType<Handlers[K]>>;
 
 /** The `operation` label of `checkpoint_write_latency_ms` for each checkpoint command. */
 const OPERATION: Record<CheckpointCommand['kind'], string> = {
@@ -17,26 +44,12 @@ const OPERATION: Record<CheckpointCommand['kind'], string> = {
   'checkpoint.link': 'link',
 };
 
-/** Applies a command once; answers the checkpoint it wrote (or the first answer, on a repeat). */
-export function execute(ctx: ServiceContext, command: CheckpointCommand): Promise<WriteResult>;
-export function execute(ctx: ServiceContext, command: RecordCorruption): Promise<{ replayed: boolean }>;
-export async function execute(ctx: ServiceContext, command: Command): Promise<WriteResult | { replayed: boolean }> {
-  if (command.kind === 'checkpoint.corrupted') return recordCorruption(ctx, command);
+/** Applies a command once, through its handler; answers what the handler answers (on a repeat, the first answer). */
+export async function execute<C extends Command>(ctx: ServiceContext, command: C): Promise<ResultOf<C['kind']>> {
+  const handler = HANDLERS[command.kind] as unknown as (ctx: ServiceContext, command: C) => Promise<ResultOf<C['kind']>>;
+  if (!(command.kind in OPERATION)) return handler(ctx, command);
   const started = performance.now();
-  const result = await applyCheckpointCommand(ctx, command);
-  ctx.metrics.checkpointWriteLatency.observe({ operation: OPERATION[command.kind] }, performance.now() - started);
+  const result = await handler(ctx, command);
+  ctx.metrics.checkpointWriteLatency.observe({ operation: OPERATION[command.kind as CheckpointCommand['kind']] }, performance.now() - started);
   return result;
-}
-
-function applyCheckpointCommand(ctx: ServiceContext, command: CheckpointCommand): Promise<WriteResult> {
-  switch (command.kind) {
-    case 'checkpoint.create':
-      return createCheckpoint(ctx, command);
-    case 'checkpoint.update':
-      return updateCheckpoint(ctx, command);
-    case 'checkpoint.finalize':
-      return finalizeCheckpoint(ctx, command);
-    case 'checkpoint.link':
-      return linkCheckpoints(ctx, command);
-  }
 }

@@ -10,8 +10,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GENESIS_HASH, sealEntries, type AuditDraft } from '../domain/audit.js';
-import type { CommandBase } from '../domain/commands.js';
+import type { Command, CommandBase } from '../domain/commands.js';
 import type { CloudEvent, EventDraft } from '../domain/events.js';
+import { fencing } from '../domain/leases.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
@@ -34,7 +35,7 @@ export interface TaskWrite {
  */
 export async function runInTask<T>(
   ctx: ServiceContext,
-  command: CommandBase & { kind: string },
+  command: CommandBase & { kind: Command['kind'] },
   taskId: string,
   change: (write: TaskWrite) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
@@ -43,7 +44,7 @@ export async function runInTask<T>(
   const apply = async (repo: Repository): Promise<T> => {
     const existing = await repo.tasks.head(taskId);
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
-    checkFencing(head, command.leaseEpoch, now);
+    if (FENCED.has(command.kind)) checkFencing(head, command.leaseEpoch, now);
     const drafts: AuditDraft[] = [];
     const events: CloudEvent[] = [];
     const result = await change({
@@ -90,12 +91,17 @@ export async function runInTask<T>(
 }
 
 /**
- * The fencing check: while a task has a live lease, a write must carry its
- * epoch, and an older epoch is refused. Leases are granted by a later part of
- * the service; until a task has one, every write passes.
+ * The writes an agent makes to its task's work, which a lease fences. The
+ * protocol's own steps (leases, acknowledgments, recoveries, state changes)
+ * are how an orchestrator takes a task away from an agent, so they are not.
  */
+const FENCED: ReadonlySet<Command['kind']> = new Set(['checkpoint.create', 'checkpoint.update', 'checkpoint.finalize', 'checkpoint.link', 'handoff.start']);
+
 function checkFencing(head: TaskHead, epoch: number | undefined, now: string): void {
-  const lease = head.lease;
-  if (lease === undefined || lease.expiresAt <= now) return;
-  if (epoch !== undefined && epoch < lease.epoch) throw new AppError('lease_superseded', { extra: { currentEpoch: lease.epoch } });
+  const refusal = fencing({ epoch: head.epoch ?? 0, ...(head.lease ? { lease: head.lease } : {}) }, epoch, now);
+  if (refusal === undefined) return;
+  if (refusal.code === 'lease_epoch_unknown') {
+    throw new AppError('validation_failed', { errors: [{ field: 'headers.baton-lease-epoch', message: 'names no lease this task granted' }], extra: { epoch: refusal.epoch } });
+  }
+  throw new AppError(refusal.code, { extra: { epoch: refusal.epoch } });
 }

@@ -39,7 +39,7 @@ export const SPACES = {
   audit: 'aud',
   /** `(stamp)` → CloudEvent, ordered by commit stamp (the outbox). */
   events: 'ev',
-  /** `(id)` → protocol records. */
+  /** `(id)` → protocol records: handoffs, recoveries, leases. */
   handoffs: 'hof',
   recoveries: 'rcv',
   leases: 'lease',
@@ -130,6 +130,20 @@ export function tenantKeyspace(tenant: string): Record<SpaceName, Subspace> & { 
     Object.entries(SPACES).map(([name, short]) => [name, root.at(short)]),
   ) as Record<SpaceName, Subspace>;
   return { root, ...spaces };
+}
+
+/**
+ * Spaces shared by every tenant, under the root `("baton-system")`: what a
+ * background task must find across tenants without knowing them.
+ */
+export const SYSTEM_SPACES = {
+  /** `(expiresAt, tenant, taskId, leaseId)` → empty; leases by expiry, for the sweeper. */
+  leaseExpiry: 'lexp',
+} as const;
+
+export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {
+  const root = new Subspace(tuple.pack(['baton-system']));
+  return Object.fromEntries(Object.entries(SYSTEM_SPACES).map(([name, short]) => [name, root.at(short)])) as Record<keyof typeof SYSTEM_SPACES, Subspace>;
 }
 
 /** The tuple type code that marks a 12-byte versionstamp. */

@@ -11,13 +11,31 @@ import { AppError } from '../../errors.js';
 import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit.js';
 import type { ServiceContext } from '../../service/context.js';
 import { latestCheckpoint, taskHistory } from '../../service/checkpoint-reads.js';
-import { accepts, actorOf, scoped, sendDoc, sendDocs } from '../request-context.js';
-import { pageQuery, taskParams } from '../schemas.js';
+import { execute } from '../../service/execute.js';
+import { taskInfo } from '../../service/tasks.js';
+import { accepts, actorOf, scoped, sendDoc, sendDocs, writeCommand } from '../request-context.js';
+import { pageQuery, taskParams, taskStateBody } from '../schemas.js';
 
 const NDJSON = 'application/x-ndjson';
 
 export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceContext }): Promise<void> {
   const app = base.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/v1/tasks/:taskId',
+    { schema: { tags: ['tasks'], summary: 'A task: state, lease holder and epoch, latest and recovery-point ids, open handoff', params: taskParams } },
+    async (request) => taskInfo(scoped(ctx, request), actorOf(request), request.params.taskId),
+  );
+
+  app.put(
+    '/v1/tasks/:taskId/state',
+    { schema: { tags: ['tasks'], summary: 'Set a task state: working, input-required, auth-required, completed, failed, canceled', params: taskParams, body: taskStateBody } },
+    async (request) => {
+      const scopedCtx = scoped(ctx, request);
+      const { state, reason } = request.body;
+      return execute(scopedCtx, { ...writeCommand(scopedCtx, request), kind: 'task.state', taskId: request.params.taskId, state, ...(reason ? { reason } : {}) });
+    },
+  );
 
   app.get(
     '/v1/tasks/:taskId/checkpoints/latest',

@@ -60,7 +60,7 @@ export class CheckpointDoc {
   /**
    * The checkpoint as JSON: the canonical text with the hash (and signature)
    * put into its `compliance` object. The first `"compliance":{` is the
-   * top-level one: only `agentId` and `agentType`, both strings, sort before
+   * top-level one: only `agentId`, `agentType` and `codeVersion`, all strings, sort before
    * it, and a quote inside a JSON string is always escaped.
    */
   get json(): string {

@@ -7,14 +7,19 @@
  *
  * @module
  */
+import type { Handoff } from '../../domain/handoff.js';
+import type { Lease } from '../../domain/leases.js';
+import type { Recovery } from '../../domain/recovery.js';
 import type { Transaction } from '../../store/store.js';
 import { AuditRows } from './audit-log.js';
 import { CheckpointRows } from './checkpoints.js';
 import { IndexRows } from './indexes.js';
 import { keyspaceOf } from './keyspace.js';
+import { LeaseExpiryRows } from './lease-expiry.js';
 import { LinkRows } from './links.js';
 import { OperationRows } from './operations.js';
 import { OutboxRows } from './outbox.js';
+import { RecordRows } from './protocol-records.js';
 import { TaskRows } from './tasks.js';
 
 /** One tenant's data as seen by one transaction. */
@@ -26,6 +31,10 @@ export class Repository {
   readonly audit: AuditRows;
   readonly events: OutboxRows;
   readonly operations: OperationRows;
+  readonly handoffs: RecordRows<Handoff>;
+  readonly recoveries: RecordRows<Recovery>;
+  readonly leases: RecordRows<Lease>;
+  readonly leaseExpiry: LeaseExpiryRows;
 
   constructor(tx: Transaction, tenant: string) {
     const ks = keyspaceOf(tenant);
@@ -36,11 +45,16 @@ export class Repository {
     this.audit = new AuditRows(tx, ks);
     this.events = new OutboxRows(tx, ks);
     this.operations = new OperationRows(tx, ks);
+    this.handoffs = new RecordRows(tx, ks.handoffs);
+    this.recoveries = new RecordRows(tx, ks.recoveries);
+    this.leases = new RecordRows(tx, ks.leases);
+    this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
   }
 }
 
 export type { Corruption, HistoryEntry, Loaded } from './checkpoints.js';
 export { filePaths, indexTerm, labelTerm, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
+export { dueLeases, type DueLease } from './lease-expiry.js';
 export { OperationReusedError } from './operations.js';
 export type { OutboxRow } from './outbox.js';
 export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './records.js';

@@ -5,6 +5,8 @@
  * @module
  */
 import type { ChainTip } from '../../domain/audit.js';
+import type { Lease } from '../../domain/leases.js';
+import type { TaskState } from '../../domain/task-state.js';
 import { readRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { Keyspace } from './keyspace.js';
@@ -19,8 +21,18 @@ export interface TaskHead {
   audit: ChainTip;
   createdAt: string;
   updatedAt: string;
-  /** The live lease, when one is held (leases build on this). */
-  lease?: { id: string; agentId: string; epoch: number; expiresAt: string };
+  /** The state in the A2A / MCP Tasks vocabulary; absent on tasks written before states existed (working). */
+  state?: TaskState;
+  /** The newest lease epoch granted or fenced; every write carrying an older one is refused. */
+  epoch?: number;
+  /** The newest lease granted, while it is active (it may have run past its expiry unswept). */
+  lease?: Lease;
+  /** The handoff waiting for acknowledgment, if any. */
+  openHandoff?: string;
+  /** When recent recoveries were attempted, for the circuit breaker. */
+  recoveries?: string[];
+  /** Set while the task is blocked, with why and since when. */
+  blocked?: { at: string; reason: string };
 }
 
 export class TaskRows {
