@@ -1,6 +1,7 @@
 /**
  * The service's entry point: read the configuration, open the store, build
- * the app, listen, and close gracefully on SIGINT or SIGTERM.
+ * the app, listen, and close gracefully on SIGINT or SIGTERM, or when the
+ * process that started it exits.
  *
  * @module
  */
@@ -18,6 +19,9 @@ let logger = pino({ redact: LOG_REDACT_PATHS });
 /** How long a shutdown waits for requests in flight before it closes their connections. */
 const DRAIN_MS = 10_000;
 
+/** How often the server checks that the process that started it is still there. */
+const PARENT_POLL_MS = 250;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
@@ -32,10 +36,10 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
 
   let closing = false;
-  const close = async (signal: string): Promise<void> => {
+  const close = async (reason: string): Promise<void> => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ reason }, 'shutting down');
     // app.close() lets requests in flight finish, but a keep-alive connection
     // that goes idle after it began stays open until its timeout: close such
     // connections as they go idle, and all of them once the drain time is up.
@@ -50,6 +54,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void close('SIGINT'));
   process.on('SIGTERM', () => void close('SIGTERM'));
+
+  // `npm start` runs the server under npm and a shell; stopping npm by its pid
+  // must not leave the server holding the port. An orphan is adopted by init
+  // or a subreaper, so a changed parent pid means the parent is gone. A server
+  // started by init itself (pid 1, as in a container) has no parent to lose.
+  const parent = process.ppid;
+  if (parent > 1) {
+    setInterval(() => {
+      if (process.ppid !== parent) void close('parent exited');
+    }, PARENT_POLL_MS).unref();
+  }
 }
 
 main().catch((error: unknown) => {
