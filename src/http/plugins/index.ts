@@ -2,7 +2,8 @@
  * Everything the routes rely on, installed in one call before any route is
  * registered: zod validation and serialization, the merge-patch body type,
  * request ids, RFC 9457 errors, draining unread bodies before an early
- * answer, authentication, metrics and the OpenAPI
+ * answer, 406 for reads whose Accept the answer does not meet,
+ * authentication, metrics and the OpenAPI
  * document. Fastify applies hooks and route options only to routes added
  * after them, hence the order and the "before routes" rule.
  *
@@ -12,6 +13,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from '../../config.js';
 import type { Metrics } from '../../metrics.js';
+import { acceptPlugin } from './accept.js';
 import { authPlugin } from './auth.js';
 import { bodyDrainPlugin, drainLimits } from './body-drain.js';
 import { errorsPlugin, frameworkErrors } from './errors.js';
@@ -45,6 +47,7 @@ export async function registerPlugins(app: FastifyInstance, opts: { config: Conf
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin, { metrics: opts.metrics });
   await app.register(bodyDrainPlugin, { limits: drainLimits(fastifyOptions(opts.config).bodyLimit) });
+  await app.register(acceptPlugin);
   await app.register(authPlugin, { config: opts.config });
   await app.register(httpMetricsPlugin, { metrics: opts.metrics });
   await app.register(openapiPlugin);
