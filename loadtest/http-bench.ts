@@ -16,6 +16,9 @@
  *   patch         PATCH /v1/checkpoints/:id with If-Match; no two requests in
  *                 flight share a checkpoint, the next If-Match is the ETag of
  *                 the previous answer; 200 and 412 are counted
+ *   handoff       BENCH_HANDOFF_WORKERS agents (default 20), each on its own task in a
+ *                 loop: create, then handoff + ack timed together; the create's p99
+ *                 from the same loop is the yardstick (DESIGN §9: p99 <= 3x)
  *   history(100)  GET /v1/tasks/:taskId/checkpoints?limit=100 on 5 tasks with
  *                 120 checkpoints each, at BENCH_CONNECTIONS and at 1 connection
  * Open loop (no autocannon): evenly paced BENCH_OPEN_CREATES creates/s and
@@ -50,6 +53,7 @@ import { call } from './lib/http-client.js';
 import {
   CONNECTIONS,
   CPU_PROF_DIR,
+  HANDOFF_WORKERS,
   HISTORY_LIMIT,
   OPEN_CREATES,
   OPEN_READS,
@@ -65,6 +69,7 @@ import { checkpointBody, taskId } from './lib/http-payloads.js';
 import { closedTable, openTable, pct, times, unansweredNote, verdict } from './lib/http-report.js';
 import { closedLoop, getRequests, historyRequests, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
 import { openLoopMeasured, type OpenRun } from './lib/open-loop.js';
+import { handoffScenario } from './lib/handoff-scenario.js';
 import { PatchScenario } from './lib/patch-scenario.js';
 import { memoryOf, type Memory } from './lib/proc.js';
 import { killServers, startServer, stopServers } from './lib/servers.js';
@@ -159,6 +164,9 @@ async function main(): Promise<void> {
   patch.extra = { ...patchScenario.counts };
   rows.push(['patch', 'baton', patch]);
   sampleMemory();
+  step(`handoff + ack (${HANDOFF_WORKERS} agents at once, each create → handoff → ack)`);
+  const handoffs = await handoffScenario(baton);
+  sampleMemory();
   step('history(100)');
   const history = await closedLoop(baton, historyRequests);
   rows.push([`history(${HISTORY_LIMIT})`, 'baton', history]);
@@ -187,6 +195,7 @@ async function main(): Promise<void> {
     createCpuPerReqVsBarePost: create.cpu.serverUsPerReq / barePost.cpu.serverUsPerReq,
     getRateVsBareGet: get.okPerSec / bareGet.okPerSec,
     getP99VsBareGetP99: get.p99Ms / bareGet.p99Ms,
+    handoffAckP99VsCreateP99: handoffs.handoffAck.p99Ms / handoffs.create.p99Ms,
     historyP50Ms: history.p50Ms,
     historyP50MsOneConnection: history1.p50Ms,
     openCreateP99VsBare: openBaton.streams.create!.p99Ms / openBare.streams.create!.p99Ms,
@@ -217,6 +226,11 @@ async function main(): Promise<void> {
   );
   console.log(`  get rate / bare GET rate            ${pct(ratios.getRateVsBareGet).padStart(9)}`);
   console.log(`  get p99 / bare GET p99              ${times(ratios.getP99VsBareGetP99).padStart(9)}`);
+  console.log(
+    `  handoff+ack p99 / create p99        ${times(ratios.handoffAckP99VsCreateP99).padStart(9)}   target <= 3x: ${verdict(ratios.handoffAckP99VsCreateP99 <= 3)} ` +
+      `(${HANDOFF_WORKERS} agents: handoff+ack p50/p99 ${fixed(handoffs.handoffAck.p50Ms, 2)}/${fixed(handoffs.handoffAck.p99Ms, 2)} ms, ` +
+      `create p50/p99 ${fixed(handoffs.create.p50Ms, 2)}/${fixed(handoffs.create.p99Ms, 2)} ms, ${handoffs.cyclesPerSec} cycles/s, ${handoffs.failures} failed)`,
+  );
   console.log(
     `  history(${HISTORY_LIMIT}) p50, 1 connection       ${`${fixed(history1.p50Ms, 2)} ms`.padStart(9)}   target < 5 ms: ${verdict(history1.p50Ms < 5)}`,
   );
@@ -264,6 +278,7 @@ async function main(): Promise<void> {
     tmpdir: tmpdir(),
     setup: { checkpoints: prepared, seconds: round(prepSeconds, 2) },
     closed: { create, barePost, get, bareGet, patch, history, historyOneConnection: history1 },
+    handoffs,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, baton: openBaton },
     ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round(v, 4)])),
     memory: { baton: memoryEnd, batonHighestSampledRssMB: peakRss, bare: bareMemory },

@@ -14,6 +14,8 @@ export const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 100, true);
 export const OPEN_CREATES = envNumber('BENCH_OPEN_CREATES', 500, false);
 export const OPEN_READS = envNumber('BENCH_OPEN_READS', 2000, false);
 export const RATE_LIMIT = envNumber('BENCH_RATE_LIMIT_PER_MINUTE', 1_000_000_000, true);
+/** Agents handing off at once in the handoff scenario, each on its own task. */
+export const HANDOFF_WORKERS = envNumber('BENCH_HANDOFF_WORKERS', 20, true);
 export const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR || undefined;
 
 export const OPEN_TASKS = 1000;
