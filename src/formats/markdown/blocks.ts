@@ -74,13 +74,30 @@ export function writeTable(head: string, files: FileRef[]): string {
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
   const rows = files.map((file) => {
     const extra = typeof file === 'string' ? {} : (file as Record<string, unknown>);
-    return `| \`${filePath(file)}\` | ${text(extra.status)} | ${text(extra.keyChange)} |`;
+    return `| \`${escapeCell(filePath(file))}\` | ${escapeCell(text(extra.status))} | ${escapeCell(text(extra.keyChange))} |`;
   });
   return [head, ...rows].join('\n');
 }
 
+/** A row's three cells, split at pipes that are not escaped as `\|`, with those escapes undone. */
 function cells(row: string): string[] | undefined {
-  if (!row.startsWith('|') || !row.endsWith('|') || row.length < 2) return undefined;
-  const parts = row.slice(1, -1).split('|').map((cell) => cell.trim());
-  return parts.length === 3 ? parts : undefined;
+  if (!row.startsWith('|') || !row.endsWith('|') || row.length < 2 || row.endsWith('\\|')) return undefined;
+  const parts: string[] = [];
+  let cell = '';
+  const inner = row.slice(1, -1);
+  for (let i = 0; i < inner.length; i++) {
+    if (inner[i] === '\\' && inner[i + 1] === '|') {
+      cell += '|';
+      i += 1;
+    } else if (inner[i] === '|') {
+      parts.push(cell);
+      cell = '';
+    } else cell += inner[i];
+  }
+  parts.push(cell);
+  return parts.length === 3 ? parts.map((part) => part.trim()) : undefined;
+}
+
+function escapeCell(text: string): string {
+  return text.replaceAll('|', '\\|');
 }

@@ -9,7 +9,7 @@
 import { stringify } from 'yaml';
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { decisionText, itemText, type Decision, type FileRef, type Item } from '../items.js';
-import { DEFAULT_TABLE_HEAD, joinBody, writeList, writeTable } from './blocks.js';
+import { DEFAULT_TABLE_HEAD, joinBody, splitBody, writeList, writeTable } from './blocks.js';
 import { LAYOUT, sectionNamed, type SectionField } from './layout.js';
 import { FORMAT } from './parse.js';
 import { markdownResidue, type MarkdownResidue, type StoredSection } from './residue.js';
@@ -26,30 +26,46 @@ export function renderMarkdown(checkpoint: Checkpoint): string {
   return write(checkpoint, { frontMatter: stringify(header), preamble: '\n', sections }).replace(/\n+$/, '\n');
 }
 
+/** A section of the output; `trail` is kept apart so a section added after it can take over a separator. */
+interface Written {
+  index: number | undefined;
+  text: string;
+  trail: string;
+}
+
 function write(checkpoint: Checkpoint, residue: MarkdownResidue): string {
-  const out: Array<{ index: number | undefined; text: string }> = [];
+  const out: Written[] = [];
   const present = new Set<SectionField>();
   for (const section of residue.sections) {
     const index = sectionNamed(parseHeading(section.heading)?.title ?? '')?.index;
     if ('text' in section) {
-      out.push({ index, text: `${section.heading}\n${section.text}` });
+      const body = splitBody(section.text);
+      const separated = hasRule(body.trail);
+      out.push({ index, text: `${section.heading}\n${separated ? joinBody({ ...body, trail: '' }) : section.text}`, trail: separated ? body.trail : '' });
       continue;
     }
     present.add(section.field);
     const content = contentOf(checkpoint, section.field, section);
-    if (content !== undefined) out.push({ index, text: `${section.heading}\n${joinBody({ lead: section.lead, content, trail: section.trail })}` });
+    if (content !== undefined) out.push({ index, text: `${section.heading}\n${joinBody({ lead: section.lead, content, trail: '' })}`, trail: section.trail });
   }
   LAYOUT.forEach((spec, index) => {
     if (spec.field === undefined || present.has(spec.field)) return;
     const content = contentOf(checkpoint, spec.field, undefined);
     if (content === undefined) return;
     const before = out.findLastIndex((entry) => entry.index !== undefined && entry.index < index);
-    const heading = `${'#'.repeat(spec.level)} ${spec.title}`;
-    out.splice(before + 1, 0, { index, text: `${heading}\n${joinBody({ lead: '\n', content, trail: '\n' })}` });
+    const added: Written = { index, text: `${'#'.repeat(spec.level)} ${spec.title}\n${joinBody({ lead: '\n', content, trail: '' })}`, trail: '\n' };
+    // A separator closing the section before belongs between the sections and what follows them (a delta).
+    const previous = out[before];
+    if (previous !== undefined && hasRule(previous.trail)) [added.trail, previous.trail] = [previous.trail, '\n'];
+    out.splice(before + 1, 0, added);
   });
-  let text = (residue.frontMatter === undefined ? '' : `---\n${residue.frontMatter}---\n`) + residue.preamble + out.map((entry) => entry.text).join('');
+  let text = (residue.frontMatter === undefined ? '' : `---\n${residue.frontMatter}---\n`) + residue.preamble + out.map((entry) => entry.text + entry.trail).join('');
   if (residue.finalNewline === false && text.endsWith('\n')) text = text.slice(0, -1);
   return residue.crlf === true ? text.replaceAll('\n', '\r\n') : text;
+}
+
+function hasRule(trail: string): boolean {
+  return trail.split('\n').some((line) => ['---', '***', '___'].includes(line.trim()));
 }
 
 function valueOf(checkpoint: Checkpoint, field: SectionField): unknown {
