@@ -69,7 +69,7 @@ export function canonicalXml(text: string): string {
     for (const node of nodes) {
       const key = Object.keys(node).find((k) => k !== ':@')!;
       if (key === '#text') {
-        const value = String(node[key]).trim();
+        const value = decodeCharacterReferences(String(node[key])).trim();
         if (value === '') continue;
         const last = out.at(-1);
         if (last !== undefined && '#text' in last) last['#text'] = `${String(last['#text'])}${value}`;
@@ -82,6 +82,11 @@ export function canonicalXml(text: string): string {
     return out;
   };
   return JSON.stringify(normalize(canonicalParser.parse(text) as Array<Record<string, unknown>>));
+}
+
+/** The parser leaves `&#233;` and `&#xE9;` as written; canonical text has the character. */
+function decodeCharacterReferences(text: string): string {
+  return text.replace(/&#(x[0-9a-fA-F]+|[0-9]+);/g, (_, code: string) => String.fromCodePoint(code.startsWith('x') ? Number.parseInt(code.slice(1), 16) : Number.parseInt(code, 10)));
 }
 
 /** A markdown document as its front matter and its `##`/`###` sections (fences respected), for section-by-section comparison. */
