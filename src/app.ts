@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
 import { eventRoutes } from './http/routes/events.js';
+import { formatRoutes } from './http/routes/formats.js';
 import { handoffRoutes } from './http/routes/handoffs.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { leaseRoutes } from './http/routes/leases.js';
@@ -73,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(handoffRoutes, { ctx });
   await app.register(leaseRoutes, { ctx });
   await app.register(recoveryRoutes, { ctx });
+  await app.register(formatRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: options.signer });
   return app;

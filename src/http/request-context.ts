@@ -59,7 +59,8 @@ function fingerprint(request: FastifyRequest): string {
       method: request.method,
       url: request.url,
       ifMatch: request.headers['if-match'] ?? null,
-      body: request.body === undefined ? null : request.body,
+      // A raw document (an import) is bound by its digest, not re-encoded as JSON.
+      body: request.body === undefined ? null : Buffer.isBuffer(request.body) ? { sha256: sha256Hex(request.body) } : request.body,
     }),
   );
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { checkpointId, codeVersion, externalId, FINAL_STATUSES, PHASES, STATUSES } from '../domain/checkpoint.js';
 import { HANDOFF_TRIGGERS } from '../domain/handoff.js';
+import { EXPORT_FORMAT_NAMES, IMPORT_FORMAT_NAMES } from '../formats/format.js';
 import { LEASE_TTL_MS } from '../domain/leases.js';
 import { FAILURE_KINDS } from '../domain/recovery.js';
 import { SETTABLE_STATES } from '../domain/task-state.js';
@@ -85,3 +86,13 @@ export const recoveryBody = z.strictObject({
 export const unblockBody = z.strictObject({ reason: note.optional() }).default({});
 
 export const taskStateBody = z.strictObject({ state: z.enum(SETTABLE_STATES), reason: note.optional() });
+
+export const importQuery = z.object({
+  format: z.enum(IMPORT_FORMAT_NAMES),
+  /** The task, for formats whose documents carry none (a pipeline's storyId is its task). */
+  taskId: externalId.optional(),
+  /** The writing agent, for documents that name none. */
+  agentId: externalId.optional(),
+});
+
+export const exportQuery = z.object({ format: z.enum(EXPORT_FORMAT_NAMES) });
