@@ -9,7 +9,7 @@
  * @module
  */
 import type { CheckpointInput, FinalStatus } from './checkpoint.js';
-import type { HandoffTrigger } from './handoff.js';
+import type { HandoffOptions } from './handoff.js';
 import type { Failure } from './recovery.js';
 import type { SettableState } from './task-state.js';
 
@@ -119,17 +119,11 @@ export interface ExpireLease extends CommandBase {
   expiresAt: string;
 }
 
-export interface StartHandoff extends CommandBase {
+export interface StartHandoff extends CommandBase, HandoffOptions {
   kind: 'handoff.start';
   /** The checkpoint the handoff finalizes. */
   checkpointId: string;
   handoffId: string;
-  trigger: HandoffTrigger;
-  toAgentType?: string;
-  toAgentId?: string;
-  contextUtilization?: number;
-  note?: string;
-  traceparent?: string;
 }
 
 export interface AcknowledgeHandoff extends CommandBase, Successor {

@@ -11,7 +11,18 @@ import type { Checkpoint } from './checkpoint.js';
 export const HANDOFF_TRIGGERS = ['context_limit', 'phase_complete', 'error_threshold', 'explicit'] as const;
 export type HandoffTrigger = (typeof HANDOFF_TRIGGERS)[number];
 
-export interface Handoff {
+/** What the side handing off says about the handoff. */
+export interface HandoffOptions {
+  trigger: HandoffTrigger;
+  toAgentType?: string;
+  toAgentId?: string;
+  contextUtilization?: number;
+  note?: string;
+  /** The W3C traceparent of the agent that handed off, so the next agent's spans can link to it. */
+  traceparent?: string;
+}
+
+export interface Handoff extends HandoffOptions {
   id: string;
   taskId: string;
   /** The final checkpoint the handoff wrote. */
@@ -20,13 +31,6 @@ export interface Handoff {
   fromAgentType?: string;
   /** The phase the work was in; the child resumes in it. */
   fromPhase?: string;
-  trigger: HandoffTrigger;
-  toAgentType?: string;
-  toAgentId?: string;
-  contextUtilization?: number;
-  note?: string;
-  /** The W3C traceparent of the agent that handed off, so the next agent's spans can link to it. */
-  traceparent?: string;
   status: 'pending' | 'acknowledged';
   createdAt: string;
   acknowledgedAt?: string;
