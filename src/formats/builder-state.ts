@@ -101,7 +101,14 @@ function parse(text: string, options: ParseOptions): CheckpointInput {
     contextSummary: summary,
     extensions: { [FORMAT]: extension },
   };
-  return finishInput(FORMAT, pruneEmpty(input), { agentId: field('metadata.createdBy') });
+  return finishInput(FORMAT, pruneEmpty(input), {
+    agentId: field('metadata.createdBy'),
+    'executionState.completedItems': field('completedSteps'),
+    'executionState.pendingItems': field('pendingSteps'),
+    'executionState.blockedItems': field('blockers'),
+    'executionState.currentFocus': field('currentStep.description'),
+    'contextSummary.keyDecisions': field('decisions'),
+  });
 }
 
 /** Where the checkpoint object is: the document itself, or inside a whole builder-state.json. */

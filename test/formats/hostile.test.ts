@@ -54,6 +54,8 @@ describe('JSON formats refuse broken documents', () => {
     expect(refused('builder-state', '{"metadata": {"createdBy": 7}}').field).toBe('metadata.createdBy');
     expect(refused('builder-state', '{"sessionId": "s", "activePrd": {"checkpoint": null}}').field).toBe('activePrd.checkpoint');
     expect(refused('builder-state', '{"activePrd": {"checkpoint": {"pendingSteps": [1]}}}').field).toBe('activePrd.checkpoint.pendingSteps[0]');
+    expect(refused('builder-state', '{"completedSteps": [{"step": "a", "filesCreated": [""]}]}').field).toBe('completedSteps.0.files.created.0');
+    expect(refused('builder-state', `{"pendingSteps": ["${'x'.repeat(20_001)}"]}`).field).toBe('pendingSteps.0');
     expect(refused('pipeline', '{"storyId": "S", "stage": "3"}', {}).field).toBe('stage');
     expect(refused('pipeline', '{"storyId": "S", "stage": 7}', {}).field).toBe('stage');
     expect(refused('pipeline', '{"storyId": "S", "stage": 1.5}', {}).field).toBe('stage');
