@@ -34,6 +34,9 @@ export function fastifyOptions(config: Config) {
     bodyLimit: config.maxCheckpointBytes * 2,
     genReqId,
     frameworkErrors,
+    // A request that reaches a keep-alive connection while the server drains is served like the others
+    // (the store stays open until the drain ends), not refused with Fastify's own non-problem 503.
+    return503OnClosing: false,
   } satisfies FastifyServerOptions;
 }
 
