@@ -41,21 +41,21 @@ export class ScriptedProxy {
   private constructor(
     private readonly server: Server,
     readonly url: string,
-  ) {}
+    private readonly upstream: URL,
+  ) {
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res));
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+  }
 
   static async start(target: string): Promise<ScriptedProxy> {
-    const upstream = new URL(target);
-    let proxy: ScriptedProxy | undefined;
-    const server = createServer((req, res) => proxy!.handle(req, res, upstream));
-    server.on('connection', (socket) => {
-      proxy!.sockets.add(socket);
-      socket.on('close', () => proxy!.sockets.delete(socket));
-    });
+    const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('The proxy has no TCP address.');
-    proxy = new ScriptedProxy(server, `http://127.0.0.1:${address.port}`);
-    return proxy;
+    return new ScriptedProxy(server, `http://127.0.0.1:${address.port}`, new URL(target));
   }
 
   /** The next requests take these actions, in order; after them, requests are forwarded. */
@@ -84,7 +84,8 @@ export class ScriptedProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, upstream: URL): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { upstream } = this;
     const action = this.actions.shift() ?? 'forward';
     this.seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, action });
     const chunks: Buffer[] = [];
