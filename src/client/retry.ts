@@ -40,7 +40,8 @@ export function parseRetryAfter(header: string | null, now: number = Date.now())
   if (header === null) return undefined;
   const value = header.trim();
   if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
+  // Every HTTP-date names a day or month; without letters, "-1" would parse as a date in year -1.
+  const at = /[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
 }
