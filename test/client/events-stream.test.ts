@@ -8,38 +8,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BatonError, type BatonClient, type StoredEvent, type StreamOptions } from '../../src/client/index.js';
+import { Collector } from './support/collector.js';
 import { problemAnswer, ScriptedProxy } from './support/proxy.js';
 import { listen, until, work, type Listening } from './support/server.js';
-
-/** Iterates a stream in the background, collecting what it yields, until stopped. */
-class Collector {
-  readonly events: StoredEvent[] = [];
-  error: unknown;
-  private readonly abort = new AbortController();
-  readonly done: Promise<void>;
-
-  constructor(client: BatonClient, options: StreamOptions) {
-    this.done = (async () => {
-      try {
-        for await (const event of client.events.stream({ ...options, signal: this.abort.signal })) this.events.push(event);
-      } catch (error) {
-        this.error = error;
-      }
-    })();
-  }
-
-  has(n: number, what: string): Promise<void> {
-    return until(() => {
-      if (this.error) throw this.error;
-      return this.events.length >= n;
-    }, `${n} events (${what}); got ${this.events.length}`);
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    await this.done;
-  }
-}
 
 describe('client.events.stream, over a real socket', () => {
   let server: Listening;
