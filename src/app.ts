@@ -14,6 +14,7 @@ import { handoffRoutes } from './http/routes/handoffs.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { leaseRoutes } from './http/routes/leases.js';
 import { recoveryRoutes } from './http/routes/recoveries.js';
+import { resumeRoutes } from './http/routes/resume.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { ServiceContext, ServiceLogger } from './service/context.js';
@@ -74,6 +75,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(handoffRoutes, { ctx });
   await app.register(leaseRoutes, { ctx });
   await app.register(recoveryRoutes, { ctx });
+  await app.register(resumeRoutes, { ctx });
   await app.register(formatRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: options.signer });
