@@ -17,21 +17,31 @@
  * @module
  */
 import { createRequire } from 'node:module';
-import type { FdbBinding, FdbDatabase, FdbTransaction, FdbTransactionOptions } from './fdb-binding.js';
-import { COMMIT_STAMP_BYTES, DEFAULT_TRANSACT_OPTIONS, encodeCounter, prefixEnd, StoreError } from './store.js';
-import type { Bytes, KeyValue, RangeOptions, Store, StoreErrorCode, Transaction, TransactionBody, TransactOptions } from './store.js';
+import type { FdbBinding, FdbDatabase, FdbTransactionOptions } from './fdb-binding.js';
+import { MESSAGES, TRANSACTION_TIMED_OUT, translate } from './fdb-errors.js';
+import { FdbTransactionView } from './fdb-transaction.js';
+import { withinDeadline } from './limits.js';
+import { COMMIT_STAMP_BYTES, DEFAULT_TRANSACT_OPTIONS, StoreError } from './store.js';
+import type { Bytes, Store, StoreHooks, TransactionBody, TransactOptions } from './store.js';
 
 export interface FdbStoreOptions {
   /** The cluster file; absent means the client library's default lookup. */
   clusterFile?: string;
   /** Prepended to every key, so several stores (or test runs) share one cluster. */
   prefix?: string;
+  hooks?: StoreHooks;
 }
 
 /** The newest API version the binding supports; it needs libfdb_c 7.2 or newer. */
 const API_VERSION = 720;
 const MAX_RETRY_DELAY_MS = 1_000;
 const PING_OPTIONS: FdbTransactionOptions = { timeout: 2_000, retry_limit: 3, max_retry_delay: 200 };
+/**
+ * How many times a transaction whose commit outcome stayed unknown after the
+ * retry loop (1031 during the commit, or 1021 on the last retry) is run again
+ * in a new loop, each with the full `timeoutMs`.
+ */
+const UNKNOWN_OUTCOME_RERUNS = 2;
 
 /** Why the binding would not load, in the one sentence an operator needs. */
 export const CLIENT_MISSING_MESSAGE =
@@ -50,9 +60,7 @@ export async function loadBinding(): Promise<FdbBinding> {
   if (binding !== undefined) return binding;
   let loaded: FdbBinding;
   try {
-    // `require` hands back the CommonJS exports exactly, where `import()` would
-    // wrap them; and it keeps the compiler from looking for the absent package.
-    loaded = requireCjs('foundationdb') as FdbBinding;
+    loaded = requireQuietly();
   } catch (error) {
     if (isClientMissing(error)) throw new StoreError('not_configured', CLIENT_MISSING_MESSAGE, { cause: error, backendCode: errorCode(error) });
     throw new StoreError('not_configured', 'The FoundationDB binding failed to load.', { cause: error, backendCode: errorCode(error) });
@@ -64,6 +72,29 @@ export async function loadBinding(): Promise<FdbBinding> {
     throw new StoreError('not_configured', message, { cause: error, backendCode: errorCode(error) });
   }
   binding = loaded;
+  return loaded;
+}
+
+/**
+ * Requires the binding. When `libfdb_c` is missing, the binding prints two
+ * lines of its own to `console.error` before it throws ("Could not load
+ * native module…"), which would precede the one sentence the operator needs.
+ * `require` is synchronous, so nothing else can log while `console.error` is
+ * held here; the held lines are printed after all if the load succeeds.
+ * `require` hands back the CommonJS exports exactly, where `import()` would
+ * wrap them, and keeps the compiler from looking for the absent package.
+ */
+function requireQuietly(): FdbBinding {
+  const original = console.error;
+  const held: unknown[][] = [];
+  console.error = (...line: unknown[]) => void held.push(line);
+  let loaded: FdbBinding;
+  try {
+    loaded = requireCjs('foundationdb') as FdbBinding;
+  } finally {
+    console.error = original;
+  }
+  for (const line of held) original(...line);
   return loaded;
 }
 
@@ -101,18 +132,20 @@ export class FdbStore implements Store {
   private readonly fdb: FdbBinding;
   private readonly db: FdbDatabase;
   private readonly prefix: Bytes;
+  private readonly hooks: StoreHooks;
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
 
-  private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes) {
+  private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes, hooks: StoreHooks) {
     this.fdb = fdb;
     this.db = db;
     this.prefix = prefix;
+    this.hooks = hooks;
   }
 
   static async open(options: FdbStoreOptions): Promise<FdbStore> {
     const fdb = await loadBinding();
-    return new FdbStore(fdb, openDatabase(fdb, options.clusterFile), Buffer.from(options.prefix ?? '', 'utf8'));
+    return new FdbStore(fdb, openDatabase(fdb, options.clusterFile), Buffer.from(options.prefix ?? '', 'utf8'), options.hooks ?? {});
   }
 
   transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
@@ -124,13 +157,31 @@ export class FdbStore implements Store {
     return run;
   }
 
+  /**
+   * The binding's retry loop already runs the body again after 1021. A commit
+   * whose outcome is still unknown when the loop ends is run again in a new
+   * loop: a body that records its operation id (`once.ts`) then answers from
+   * the record if the first commit landed, and applies once if it did not.
+   */
   private async run<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
+    for (let rerun = 0; ; rerun++) {
+      try {
+        return await this.loop(body, options);
+      } catch (error) {
+        if (!(error instanceof StoreError) || error.code !== 'commit_unknown' || rerun >= UNKNOWN_OUTCOME_RERUNS) throw error;
+      }
+    }
+  }
+
+  /** One retry loop of the binding, with the port's limits on every attempt. */
+  private async loop<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
     // Every attempt's view hands out this one promise; it settles once the retry loop ends.
     let settleStamp!: (outcome: Promise<Bytes>) => void;
     const stamp = new Promise<Bytes>((resolve) => (settleStamp = resolve));
     // A caller that never asks for the stamp must not see an unhandled rejection.
     stamp.catch(() => undefined);
     let attemptStamp: Promise<Buffer> | undefined;
+    const readOnly = options?.readOnly === true;
     const timeoutMs = options?.timeoutMs ?? DEFAULT_TRANSACT_OPTIONS.timeoutMs;
     const deadline = Date.now() + timeoutMs;
     const tnOptions: FdbTransactionOptions = {
@@ -139,27 +190,54 @@ export class FdbStore implements Store {
       retry_limit: options?.maxRetries ?? DEFAULT_TRANSACT_OPTIONS.maxRetries,
       max_retry_delay: MAX_RETRY_DELAY_MS,
     };
+    /** The attempt being run, and whether its body finished, so that what follows is its commit. */
+    let last: { view: FdbTransactionView; committing: boolean; reported: boolean } | undefined;
+    const report = (committed: boolean): void => {
+      if (last === undefined || last.reported) return;
+      last.reported = true;
+      this.hooks.onTransaction?.({ ...last.view.stats(), readOnly, committed });
+    };
     let result: T;
     try {
       result = await this.db.doTn(async (tn) => {
+        // The previous attempt, if any, failed at its commit and is being retried.
+        report(false);
         // The stamp must be requested before commit; only the last attempt's counts.
         attemptStamp = tn.getVersionstamp().promise;
-        const tx = new FdbTransactionView(tn, this.prefix, stamp, options?.readOnly === true);
+        const view = new FdbTransactionView(tn, this.prefix, stamp, readOnly);
+        last = { view, committing: false, reported: false };
         try {
-          return await withinDeadline(body(tx), deadline);
+          const value = await withinDeadline(body(view), view.limits.deadline(deadline));
+          view.limits.beforeCommit();
+          last.committing = true;
+          return value;
         } finally {
           // Work a body left running must not write into the next attempt.
-          tx.close();
+          view.close();
         }
       }, tnOptions);
     } catch (error) {
-      const failure = translate(this.fdb, error);
+      const failure = this.failure(error, last?.committing === true);
+      report(false);
       settleStamp(Promise.reject(failure));
       throw failure;
     }
-    if (attemptStamp === undefined) throw new StoreError('internal', 'The transaction committed without running its body.');
+    if (attemptStamp === undefined || last === undefined) throw new StoreError('internal', 'The transaction committed without running its body.');
+    const wrote = last.view.wrote;
+    report(wrote);
     settleStamp(readStamp(this.fdb, attemptStamp));
+    if (wrote && this.hooks.commitOutcomeUnknown?.() === true) {
+      throw new StoreError('commit_unknown', 'The commit outcome was reported unknown by a test hook.');
+    }
     return result;
+  }
+
+  /** A timeout that struck during the commit leaves its outcome unknown, like 1021. */
+  private failure(error: unknown, committing: boolean): unknown {
+    if (committing && error instanceof this.fdb.FDBError && error.code === TRANSACTION_TIMED_OUT) {
+      return new StoreError('commit_unknown', MESSAGES.commit_unknown, { cause: error, backendCode: error.code });
+    }
+    return translate(this.fdb, error);
   }
 
   async ping(): Promise<void> {
@@ -187,18 +265,6 @@ export class FdbStore implements Store {
   }
 }
 
-/**
- * FDB's `timeout` cancels FDB operations only; a body awaiting anything else
- * would hold the transaction (and `close()`) forever without this bound.
- */
-function withinDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreError('timeout', MESSAGES.timeout)), Math.max(0, deadline - Date.now()));
-  });
-  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
-}
-
 /** The commit's stamp, or why it has none. */
 async function readStamp(fdb: FdbBinding, versionstamp: Promise<Buffer>): Promise<Bytes> {
   let stamp: Buffer;
@@ -213,137 +279,4 @@ async function readStamp(fdb: FdbBinding, versionstamp: Promise<Buffer>): Promis
     throw new StoreError('internal', 'FoundationDB returned a commit stamp of an unexpected length.', { backendCode: stamp.length });
   }
   return stamp;
-}
-
-/** One attempt's view of a FoundationDB transaction, in the store's own keys. */
-class FdbTransactionView implements Transaction {
-  private readonly tn: FdbTransaction;
-  private readonly prefix: Bytes;
-  private readonly stamp: Promise<Bytes>;
-  private readonly readOnly: boolean;
-  private open = true;
-
-  constructor(tn: FdbTransaction, prefix: Bytes, stamp: Promise<Bytes>, readOnly: boolean) {
-    this.tn = tn;
-    this.prefix = prefix;
-    this.stamp = stamp;
-    this.readOnly = readOnly;
-  }
-
-  /** A read-only transaction refuses writes, as the port promises. */
-  private writable(): void {
-    if (this.readOnly) throw new StoreError('internal', 'A read-only transaction cannot write.');
-  }
-
-  async get(key: Bytes): Promise<Bytes | undefined> {
-    return this.tn.get(this.key(key));
-  }
-
-  async getRange(begin: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
-    if (Buffer.compare(begin, end) >= 0) return [];
-    return this.readRange(this.key(begin), this.key(end), options);
-  }
-
-  /** With the store's prefix in front, even the empty prefix has an end: it reads the whole store. */
-  async getPrefix(prefix: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
-    const begin = this.key(prefix);
-    return this.readRange(begin, prefixEnd(begin), options);
-  }
-
-  set(key: Bytes, value: Bytes): void {
-    this.writable();
-    this.tn.set(this.key(key), value);
-  }
-
-  clear(key: Bytes): void {
-    this.writable();
-    this.tn.clear(this.key(key));
-  }
-
-  clearRange(begin: Bytes, end: Bytes): void {
-    this.writable();
-    // FDB reports an inverted range as an error at commit; the port treats it as empty.
-    if (Buffer.compare(begin, end) >= 0) return;
-    this.tn.clearRange(this.key(begin), this.key(end));
-  }
-
-  clearPrefix(prefix: Bytes): void {
-    this.writable();
-    const begin = this.key(prefix);
-    this.tn.clearRange(begin, prefixEnd(begin));
-  }
-
-  add(key: Bytes, delta: number | bigint): void {
-    this.writable();
-    this.tn.add(this.key(key), encodeCounter(delta));
-  }
-
-  setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void {
-    this.writable();
-    this.tn.setVersionstampedKeyBuf(this.key(prefix), suffix, value);
-  }
-
-  commitStamp(): Promise<Bytes> {
-    return this.stamp;
-  }
-
-  close(): void {
-    this.open = false;
-  }
-
-  private async readRange(begin: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
-    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 0;
-    const rows = await this.tn.getRangeAll(begin, end, { limit, reverse: options.reverse === true });
-    return rows.map(([key, value]) => ({ key: key.subarray(this.prefix.length), value }));
-  }
-
-  /** Every operation passes its keys through here, so this is also where a finished attempt refuses them. */
-  private key(key: Bytes): Bytes {
-    if (!this.open) throw new StoreError('internal', 'The transaction is over; its body kept running after it ended.');
-    return this.prefix.length === 0 ? key : Buffer.concat([this.prefix, key]);
-  }
-}
-
-/**
- * What each FoundationDB error (`flow/error_definitions.h`) means to the port.
- * The retriable ones are those FDB's own `onError` retries; they reach here
- * only when the retry limit ran out. Codes not listed are `internal`, except
- * 1100–1199 (broken promises, cancelled operations), which are transient.
- */
-const FDB_ERRORS: ReadonlyMap<number, StoreErrorCode> = new Map(
-  (
-    [
-      // not_committed; transaction_too_old, which a fresh read version fixes as after a conflict.
-      ['conflict', [1020, 1007]],
-      // commit_unknown_result; cluster_version_changed: either way the commit may have landed.
-      ['commit_unknown', [1021, 1039]],
-      // timed_out; transaction_timed_out, the `timeout` option running out.
-      ['timeout', [1004, 1031]],
-      // future_version, connection_failed, process_behind, database_locked, lookup_failed,
-      // commit/GRV proxy memory limits, and the throttles: batch, tag, proxy tag, hot shard.
-      ['unavailable', [1009, 1026, 1037, 1038, 1041, 1042, 1078, 1211, 1051, 1213, 1223, 1235]],
-      // transaction_too_large, key_too_large, value_too_large.
-      ['too_large', [2101, 2102, 2103]],
-      // Cluster file not found or unreadable; network set up wrongly; protocol or client
-      // mismatch; connection string invalid; TLS; API version not supported.
-      ['not_configured', [1511, 1513, 1515, 2008, 2009, 2022, 2025, 2100, 2104, 2107, 2125, 2203]],
-    ] as const
-  ).flatMap(([kind, codes]) => codes.map((code) => [code, kind] as [number, StoreErrorCode])),
-);
-
-const MESSAGES: Record<StoreErrorCode, string> = {
-  conflict: 'The transaction could not commit before its retries ran out; it may be tried again.',
-  commit_unknown: 'FoundationDB could not tell whether the transaction committed.',
-  timeout: 'The transaction ran past its time limit.',
-  unavailable: 'FoundationDB is not available.',
-  too_large: 'A key, value or transaction is larger than FoundationDB allows.',
-  not_configured: 'The FoundationDB client or cluster file is not configured correctly.',
-  internal: 'FoundationDB reported an unexpected error.',
-};
-
-/** Turns an `FDBError` into a {@link StoreError}; anything else, such as a body's own error, is returned as is. */
-function translate(fdb: FdbBinding, error: unknown): unknown {
-  if (!(error instanceof fdb.FDBError)) return error;
-  const code = FDB_ERRORS.get(error.code) ?? (error.code >= 1100 && error.code < 1200 ? 'unavailable' : 'internal');
-  return new StoreError(code, MESSAGES[code], { cause: error, backendCode: error.code });
 }

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { decodeCounter, encodeCounter, prefixEnd, StoreError, type Bytes, type KeyValue, type RangeOptions, type Transaction } from './store.js';
+import { AttemptLimits } from './limits.js';
+import { COMMIT_STAMP_BYTES, decodeCounter, encodeCounter, prefixEnd, StoreError, type Bytes, type KeyValue, type RangeOptions, type Transaction, type TransactionStats } from './store.js';
 
 /** What a transaction reads beneath its own writes. */
 export interface PendingReader {
@@ -14,9 +15,6 @@ export interface PendingReader {
   committedValue(key: Bytes): Bytes | undefined;
   committedRange(begin: Bytes, end: Bytes, reverse: boolean): Iterable<{ key: Bytes; value: Bytes }>;
 }
-
-/** LMDB's largest key (lmdb-js is built with a 1978-byte limit). */
-const MAX_KEY_BYTES = 1978;
 
 type Write = { key: Bytes; value: Bytes | null };
 
@@ -30,6 +28,8 @@ export class MemoryTransaction implements Transaction {
   private readonly stamp: Promise<Bytes>;
 
   private readonly readOnly: boolean;
+  /** The port's limits and this attempt's counters, shared with the FoundationDB store. */
+  readonly limits = new AttemptLimits();
 
   constructor(below: PendingReader, readOnly = false) {
     this.below = below;
@@ -43,51 +43,75 @@ export class MemoryTransaction implements Transaction {
   }
 
   async get(key: Bytes): Promise<Bytes | undefined> {
-    return this.read(key);
+    this.checkOpen();
+    this.limits.beforeGet(key);
+    const value = this.read(key);
+    this.limits.afterGet(key, value);
+    return value;
   }
 
   async getRange(begin: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
-    return this.readRange(begin, end, options);
+    return this.countedRange(begin, end, options);
   }
 
   async getPrefix(prefix: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
-    return this.readRange(prefix, prefixEnd(prefix), options ?? {});
+    this.checkOpen();
+    this.limits.beforePrefix(prefix);
+    return this.countedRange(prefix, prefixEnd(prefix), options ?? {});
   }
 
   set(key: Bytes, value: Bytes): void {
     this.checkWritable();
-    if (key.length > MAX_KEY_BYTES) throw new StoreError('too_large', 'A key is larger than the store allows.');
+    this.limits.write(key, value);
     this.writes.set(key.toString('latin1'), { key, value });
   }
 
   clear(key: Bytes): void {
     this.checkWritable();
+    this.limits.clear(key);
     this.writes.set(key.toString('latin1'), { key, value: null });
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
     this.checkWritable();
-    // Bodies run one at a time, so the keys present now are exactly the keys
-    // the range holds at commit: clearing them one by one is the same thing.
-    for (const { key } of this.readRange(begin, end, {})) this.clear(key);
+    this.limits.clearRange(begin, end);
+    this.clearKeys(begin, end);
+  }
+
+  /**
+   * Bodies run one at a time, so the keys present now are exactly the keys
+   * the range holds at commit: clearing them one by one is the same thing.
+   * It is one mutation, counted once by the caller, as FoundationDB counts it.
+   */
+  private clearKeys(begin: Bytes, end: Bytes): void {
+    for (const { key } of this.readRange(begin, end, {})) this.writes.set(key.toString('latin1'), { key, value: null });
     for (const write of this.writes.values()) {
       if (Buffer.compare(write.key, begin) >= 0 && Buffer.compare(write.key, end) < 0) write.value = null;
     }
   }
 
   clearPrefix(prefix: Bytes): void {
-    this.clearRange(prefix, prefixEnd(prefix));
+    this.checkWritable();
+    this.limits.clearPrefix(prefix);
+    this.clearKeys(prefix, prefixEnd(prefix));
   }
 
   add(key: Bytes, delta: number | bigint): void {
     this.checkWritable();
-    const sum = decodeCounter(this.read(key)) + BigInt(delta);
-    this.set(key, encodeCounter(sum));
+    // An atomic add reads nothing on FoundationDB: it counts as a write of its 8-byte operand, not as a read.
+    const sum = encodeCounter(decodeCounter(this.read(key)) + BigInt(delta));
+    this.limits.write(key, sum);
+    this.writes.set(key.toString('latin1'), { key, value: sum });
   }
 
   setStamped(prefix: Bytes, suffix: Bytes, value: Bytes): void {
     this.checkWritable();
+    this.limits.writeStamped(prefix, COMMIT_STAMP_BYTES, suffix, value);
     this.stamped.push({ prefix, suffix, value });
+  }
+
+  stats(): TransactionStats {
+    return this.limits.stats();
   }
 
   commitStamp(): Promise<Bytes> {
@@ -115,6 +139,14 @@ export class MemoryTransaction implements Transaction {
   private checkWritable(): void {
     this.checkOpen();
     if (this.readOnly) throw new StoreError('internal', 'A read-only transaction cannot write.');
+  }
+
+  private countedRange(begin: Bytes, end: Bytes, options: RangeOptions): KeyValue[] {
+    this.checkOpen();
+    this.limits.beforeRange(begin, end);
+    const rows = this.readRange(begin, end, options);
+    this.limits.afterRange(rows);
+    return rows;
   }
 
   private read(key: Bytes): Bytes | undefined {

@@ -14,7 +14,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
-import { copyOf, lowerBound, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
+import { withinDeadline } from './limits.js';
+import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
+import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
 import {
   COMMIT_STAMP_BYTES,
@@ -22,6 +24,7 @@ import {
   StoreError,
   type Bytes,
   type Store,
+  type StoreHooks,
   type TransactOptions,
   type TransactionBody,
 } from './store.js';
@@ -31,27 +34,21 @@ export interface LmdbStoreOptions {
   path: string;
   /** Upper bound of the memory map, in bytes (LMDB grows the file up to it). */
   mapSize?: number;
+  hooks?: StoreHooks;
 }
 
 const SEQUENCE_KEY = Buffer.from('commit-sequence');
 
 /** A transaction's writes by key: `null` marks a removal. */
-type PendingWrites = Map<string, { key: Bytes; value: Bytes | null }>;
+type PendingWrites = Map<string, PendingWrite>;
 
 export class LmdbStore implements Store, PendingReader {
   readonly name = 'lmdb' as const;
-  /** A single writer in one process: a commit either resolved or failed, never both. */
-  readonly commitOutcomeKnown = true;
+  private readonly hooks: StoreHooks;
   private readonly env: RootDatabase;
   private readonly data: Database<Buffer, Buffer>;
   private readonly meta: Database<Buffer, Buffer>;
-  /**
-   * The newest not-yet-durable write of each key. Range reads over it sort its
-   * keys (latin1 strings compare as their bytes do) once and keep that order
-   * until the next change: writes mostly do point reads, so it is rarely needed.
-   */
-  private readonly pending = new Map<string, { key: Bytes; value: Bytes | null; sequence: bigint }>();
-  private pendingKeys: string[] | undefined;
+  private readonly pending = new PendingOverlay();
   /** The tail of the chain that runs bodies one at a time. */
   private turn: Promise<void> = Promise.resolve();
   /** The last commit handed to LMDB; later transactions resolve after it. */
@@ -63,8 +60,9 @@ export class LmdbStore implements Store, PendingReader {
   /** Set by a failed commit: later transactions may have read its writes, so the store stops. */
   private failure: StoreError | undefined;
 
-  private constructor(env: RootDatabase) {
+  private constructor(env: RootDatabase, hooks: StoreHooks) {
     this.env = env;
+    this.hooks = hooks;
     this.data = env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
     this.meta = env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
     const stored = this.meta.get(SEQUENCE_KEY);
@@ -87,10 +85,18 @@ export class LmdbStore implements Store, PendingReader {
         noSync: false,
         compression: false,
       });
-      return new LmdbStore(env);
+      return new LmdbStore(env, options.hooks ?? {});
     } catch (error) {
       throw new StoreError('unavailable', 'The LMDB data directory could not be opened.', { cause: error });
     }
+  }
+
+  /**
+   * A single writer in one process: a commit either resolved or failed, never
+   * both; only the test hook that pretends otherwise makes the outcome unknown.
+   */
+  get commitOutcomeKnown(): boolean {
+    return this.hooks.commitOutcomeUnknown === undefined;
   }
 
   async transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
@@ -127,11 +133,12 @@ export class LmdbStore implements Store, PendingReader {
     }
     const tx = new MemoryTransaction(new SnapshotReader(this.data, snapshot), true);
     try {
-      return await runWithin(body(tx), deadline);
+      return await withinDeadline(body(tx), tx.limits.deadline(deadline));
     } finally {
       tx.close();
       snapshot.done();
       tx.resolveStamp(null);
+      this.report(tx, true, false);
     }
   }
 
@@ -146,10 +153,12 @@ export class LmdbStore implements Store, PendingReader {
     const tx = new MemoryTransaction(this);
     let result: T;
     try {
-      result = await runWithin(body(tx), deadline);
+      result = await withinDeadline(body(tx), tx.limits.deadline(deadline));
+      tx.limits.beforeCommit();
     } catch (error) {
       tx.close();
       release();
+      this.report(tx, false, false);
       throw error;
     }
     tx.close();
@@ -160,6 +169,7 @@ export class LmdbStore implements Store, PendingReader {
       // A read-only body may have read writes that are not yet durable.
       await this.lastCommit;
       tx.resolveStamp(null);
+      this.report(tx, false, false);
       return result;
     }
 
@@ -172,7 +182,7 @@ export class LmdbStore implements Store, PendingReader {
     }
     const sequence = this.sequence;
     const done = this.commit(writes, sequence);
-    for (const [id, write] of writes) this.addPending(id, write.key, write.value, sequence);
+    for (const [id, write] of writes) this.pending.add(id, write.key, write.value, sequence);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
     release();
@@ -180,29 +190,29 @@ export class LmdbStore implements Store, PendingReader {
     try {
       await before;
       await done;
+    } catch (error) {
+      this.report(tx, false, false);
+      throw error;
     } finally {
-      for (const id of writes.keys()) this.removePending(id, sequence);
+      for (const id of writes.keys()) this.pending.remove(id, sequence);
     }
     if (sequence > this.acknowledged) this.acknowledged = sequence;
     tx.resolveStamp(stamp);
+    this.report(tx, false, true);
+    if (this.hooks.commitOutcomeUnknown?.() === true) {
+      // Retriable, so the loop in `transact` runs the body again, as FoundationDB's does after 1021.
+      throw new StoreError('commit_unknown', 'The commit outcome was reported unknown by a test hook.');
+    }
     return result;
+  }
+
+  private report(tx: MemoryTransaction, readOnly: boolean, committed: boolean): void {
+    this.hooks.onTransaction?.({ ...tx.stats(), readOnly, committed });
   }
 
   private sequenceIn(snapshot: ReadTransaction): bigint {
     const bytes = copyOf(readFast(this.meta, SEQUENCE_KEY, snapshot));
     return bytes === undefined ? 0n : bytes.readBigUInt64BE();
-  }
-
-  private addPending(id: string, key: Bytes, value: Bytes | null, sequence: bigint): void {
-    if (!this.pending.has(id)) this.pendingKeys = undefined;
-    this.pending.set(id, { key, value, sequence });
-  }
-
-  /** Forgets a pending write once durable, unless a later commit wrote the key again. */
-  private removePending(id: string, sequence: bigint): void {
-    if (this.pending.get(id)?.sequence !== sequence) return;
-    this.pending.delete(id);
-    this.pendingKeys = undefined;
   }
 
   private commit(writes: PendingWrites, sequence: bigint): Promise<void> {
@@ -229,24 +239,12 @@ export class LmdbStore implements Store, PendingReader {
       );
   }
 
-  /** The newest not-yet-durable write of `key`, if any: `null` means removed. */
   pendingValue(keyId: string): Bytes | null | undefined {
-    return this.pending.get(keyId)?.value;
+    return this.pending.value(keyId);
   }
 
-  /** Every not-yet-durable write inside `[begin, end)`, newest winning. */
-  pendingRange(begin: Bytes, end: Bytes): Map<string, { key: Bytes; value: Bytes | null }> {
-    const found = new Map<string, { key: Bytes; value: Bytes | null }>();
-    if (this.pending.size === 0) return found;
-    this.pendingKeys ??= [...this.pending.keys()].sort();
-    const keys = this.pendingKeys;
-    const endId = end.toString('latin1');
-    for (let i = lowerBound(keys, begin.toString('latin1')); i < keys.length; i++) {
-      const id = keys[i]!;
-      if (id >= endId) break;
-      found.set(id, this.pending.get(id)!);
-    }
-    return found;
+  pendingRange(begin: Bytes, end: Bytes): Map<string, PendingWrite> {
+    return this.pending.range(begin, end);
   }
 
   committedValue(key: Bytes): Bytes | undefined {
@@ -269,16 +267,6 @@ export class LmdbStore implements Store, PendingReader {
     await this.lastCommit;
     await this.env.close();
   }
-}
-
-function runWithin<T>(work: Promise<T>, deadline: number): Promise<T> {
-  const remaining = deadline - Date.now();
-  if (remaining <= 0) return Promise.reject(new StoreError('timeout', 'The transaction ran past its time limit.'));
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreError('timeout', 'The transaction ran past its time limit.')), remaining);
-  });
-  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
 function backoff(attempt: number): Promise<void> {

@@ -81,6 +81,70 @@ export interface Transaction {
    * await it outside the body (after `transact` resolves), never inside.
    */
   commitStamp(): Promise<Bytes>;
+
+  /** What this attempt has read and written so far, counted by the store; reads use it to keep within a budget. */
+  stats(): TransactionStats;
+}
+
+/**
+ * FoundationDB's limits, which both stores enforce with the same
+ * {@link StoreError} codes, so that whatever passes on the embedded store
+ * passes on a cluster (`docs/storage.md`, "Limits").
+ */
+export const STORE_LIMITS = {
+  /**
+   * Bytes of a key (without the FoundationDB store's prefix). FoundationDB
+   * allows 10,000 and lmdb-js is built for 1,978; both stores refuse a key over
+   * the smaller, `too_large`, so a key is accepted by both or by neither.
+   */
+  keyBytes: 1_978,
+  /** Bytes of a value (FoundationDB's 2103 value_too_large beyond); `too_large`. */
+  valueBytes: 100_000,
+  /** Bytes one transaction writes, counted as {@link TransactionStats.bytesWritten} (FoundationDB's 2101); `too_large` at commit. */
+  transactionBytes: 10_000_000,
+  /**
+   * Milliseconds one attempt may run: FoundationDB's read versions expire after
+   * about 5 s (1007). A body that runs longer fails with `timeout` whatever
+   * `timeoutMs` allows, which bounds the whole loop of attempts.
+   */
+  transactionMs: 5_000,
+} as const;
+
+/** What one attempt of a transaction has done, counted by the store itself. */
+export interface TransactionStats {
+  /** One per point read, plus the rows of each range read (a range read counts at least one: it is a round trip). */
+  keysRead: number;
+  /** Bytes of the keys and values returned. */
+  bytesRead: number;
+  /**
+   * Bytes written, as FoundationDB counts a commit's size: every mutation's
+   * key and value (a range clear: both ends), plus each written key once more
+   * for its write conflict range. Compared with {@link STORE_LIMITS.transactionBytes}.
+   */
+  bytesWritten: number;
+  /** Milliseconds since the attempt's body began. */
+  elapsedMs: number;
+}
+
+/** An attempt that ended, as {@link StoreHooks.onTransaction} receives it. */
+export interface FinishedTransaction extends TransactionStats {
+  readOnly: boolean;
+  /** True when the attempt committed writes; false for reads, failures and attempts that wrote nothing. */
+  committed: boolean;
+}
+
+/** Observers and test hooks a store is opened with. */
+export interface StoreHooks {
+  /** Called after every attempt of every transaction, successful or not; for metrics and tests. */
+  onTransaction?(finished: FinishedTransaction): void;
+  /**
+   * For tests only. Asked after each commit that wrote something; `true`
+   * makes the store treat that real commit as if its outcome were unknown
+   * (FoundationDB's 1021) and run the body again, as FoundationDB's retry loop
+   * does. A store opened with this hook reports `commitOutcomeKnown: false`,
+   * so the service records an operation id with every write.
+   */
+  commitOutcomeUnknown?(): boolean;
 }
 
 export interface TransactOptions {
@@ -117,7 +181,10 @@ export type TransactionBody<T> = (tx: Transaction) => Promise<T>;
  * and resolves with the body's result once the commit is durable. A body that
  * throws writes nothing and its error is rethrown as is. Retriable failures
  * are retried within {@link TransactOptions}; what remains is a
- * {@link StoreError}.
+ * {@link StoreError}. A commit whose outcome is unknown (it may have landed)
+ * is retried too, by running the body again: a body that records an
+ * operation id (`once.ts`) then finds its first result instead of applying
+ * twice. Every attempt keeps within {@link STORE_LIMITS}.
  */
 export interface Store {
   readonly name: 'lmdb' | 'fdb';
@@ -138,11 +205,11 @@ export type StoreErrorCode =
   | 'conflict'
   /** The commit may or may not have applied; only idempotent bodies may be retried. */
   | 'commit_unknown'
-  /** The transaction ran past its time limit. */
+  /** The transaction ran past its time limit, or one attempt past {@link STORE_LIMITS.transactionMs}. */
   | 'timeout'
   /** The store cannot be reached or is not serving. */
   | 'unavailable'
-  /** A key, value or transaction is larger than the store allows. */
+  /** A key, value or transaction is larger than {@link STORE_LIMITS} allow. */
   | 'too_large'
   /** The client library or its configuration is missing or wrong. */
   | 'not_configured'

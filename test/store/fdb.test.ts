@@ -126,18 +126,18 @@ function fdbInitializer(found: { clusterFile: string } | { docker: true }): Stor
       await root?.close();
       await stopContainer?.();
     },
-    async create() {
+    async create(options = {}) {
       if (clusterFile === undefined) throw new Error('The FoundationDB cluster did not start.');
       const file = clusterFile;
       const prefix = `test-${randomUUID()}`;
       root ??= await FdbStore.open({ clusterFile: file, prefix: '' });
       const cleaner = root;
-      let store: Store = await FdbStore.open({ clusterFile: file, prefix });
+      let store: Store = await FdbStore.open({ clusterFile: file, prefix, ...options });
       return {
         store,
         config: { store: 'fdb', dataDir: '', fdbClusterFile: file, fdbPrefix: prefix },
         async reopen() {
-          store = await FdbStore.open({ clusterFile: file, prefix });
+          store = await FdbStore.open({ clusterFile: file, prefix, ...options });
           return store;
         },
         async destroy() {

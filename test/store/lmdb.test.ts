@@ -7,14 +7,14 @@ import { runConformance } from './conformance/suite.js';
 
 runConformance({
   name: 'lmdb',
-  async create() {
+  async create(options = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'baton-lmdb-'));
-    let store: Store = LmdbStore.open({ path: dir });
+    let store: Store = LmdbStore.open({ path: dir, ...options });
     return {
       store,
       config: { store: 'lmdb', dataDir: dir, fdbPrefix: '' },
       async reopen() {
-        store = LmdbStore.open({ path: dir });
+        store = LmdbStore.open({ path: dir, ...options });
         return store;
       },
       async destroy() {

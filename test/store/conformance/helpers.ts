@@ -1,11 +1,12 @@
 import { afterEach, beforeEach } from 'vitest';
+import type { StoreHooks } from '../../../src/store/store.js';
 import type { StoreHandle, StoreInitializer } from './initializer.js';
 
-/** A fresh store for each test of the enclosing `describe`, destroyed after it. */
-export function freshStore(init: StoreInitializer): () => StoreHandle {
+/** A fresh store for each test of the enclosing `describe`, destroyed after it; `hooks` are opened with it. */
+export function freshStore(init: StoreInitializer, hooks?: StoreHooks): () => StoreHandle {
   let handle: StoreHandle | undefined;
   beforeEach(async () => {
-    handle = await init.create();
+    handle = await init.create(hooks ? { hooks } : {});
   });
   afterEach(async () => {
     await handle?.destroy();

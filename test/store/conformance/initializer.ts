@@ -1,5 +1,5 @@
 import type { StoreConfig } from '../../../src/store/open.js';
-import type { Store } from '../../../src/store/store.js';
+import type { Store, StoreHooks } from '../../../src/store/store.js';
 
 /**
  * How a store joins the conformance suite. Every test gets a fresh, empty
@@ -12,7 +12,8 @@ export interface StoreInitializer {
   skipReason?: string;
   beforeAll?(): Promise<void>;
   afterAll?(): Promise<void>;
-  create(): Promise<StoreHandle>;
+  /** `hooks` are passed to the store when it is opened (and opened again by `reopen`). */
+  create(options?: { hooks?: StoreHooks }): Promise<StoreHandle>;
 }
 
 export interface StoreHandle {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { StoreInitializer } from './initializer.js';
 import { atomicitySpec } from './atomicity.js';
+import { commitOutcomeSpec } from './commit-outcome.js';
 import { durabilitySpec } from './durability.js';
 import { isolationSpec } from './isolation.js';
 import { keyspaceSpec } from './keyspace.js';
+import { limitsSpec } from './limits.js';
 import { onceSpec } from './once.js';
 import { rangeSpec } from './ranges.js';
 import { readOnlySpec } from './read-only.js';
@@ -22,6 +24,8 @@ const SPECS = [
   keyspaceSpec,
   stampSpec,
   onceSpec,
+  commitOutcomeSpec,
+  limitsSpec,
   durabilitySpec,
 ];
 
