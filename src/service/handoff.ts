@@ -18,13 +18,14 @@ import { answer, changeCheckpoint, prepare, summary } from './checkpoint-writes.
 import { snapshot, type ServiceContext } from './context.js';
 import { grantLease, retire } from './leases.js';
 import type { CheckpointDoc } from './repository/repository.js';
+import { resumePrompt } from './resume-prompt.js';
 import { runInTask } from './task-transaction.js';
 
 export interface HandoffStarted {
   handoff: Handoff;
   checkpoint: CheckpointDoc;
   /** What the next agent should be told to resume: the checkpoint's own prompt, or one made from it. */
-  continuationPrompt: string | null;
+  continuationPrompt: string;
   replayed: boolean;
 }
 
@@ -149,9 +150,9 @@ export async function readHandoff(ctx: ServiceContext, actor: Actor, handoffId: 
   return handoff;
 }
 
-/** The prompt a successor resumes from: the checkpoint's own continuation prompt when it has one. */
-export function continuationPrompt(checkpoint: Checkpoint): string | null {
-  return checkpoint.recovery.continuationPrompt ?? null;
+/** The prompt a successor resumes from: the checkpoint's own continuation prompt, or the resume prompt made from it. */
+export function continuationPrompt(checkpoint: Checkpoint): string {
+  return checkpoint.recovery.continuationPrompt ?? resumePrompt(checkpoint).text;
 }
 
 /** `handoff_success_rate`: handoffs acknowledged over handoffs initiated, in this process. */

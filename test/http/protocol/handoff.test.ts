@@ -123,6 +123,17 @@ describe('handoff', () => {
     expect((ack.checkpoint as Json).codeVersion).toBe('graph:v2');
   });
 
+  it('answers a resume prompt made from the checkpoint when it carries no continuation prompt of its own', async () => {
+    const t = app();
+    const cp = await create(t, 'h-9', { recovery: {} });
+    const res = await ok(t, 'POST', `/v1/checkpoints/${cp.id}/handoff`, { trigger: 'context_limit' }, {}, 201);
+    const prompt = String(res.continuationPrompt);
+    expect(prompt).toContain('wire the CLI');
+    expect(prompt).toContain('use LMDB');
+    const resume = await call(t, 'GET', `/v1/checkpoints/${cp.id}/resume-prompt`);
+    expect(resume.body).toBe(prompt);
+  });
+
   it('fences the handoff itself: a live lease needs its epoch', async () => {
     const t = app();
     const cp = await create(t, 'h-8');
