@@ -1,12 +1,28 @@
 /**
  * `client.checkpoints`: create, read, change, finalize, link, lineage,
- * revisions, search, and a task's history and latest checkpoint.
+ * revisions, search, a task's history and latest checkpoint, and what a
+ * resuming agent asks of one (its resume prompt, a stale-check of files).
  *
  * @module
  */
 import type { ClientCore } from './core.js';
 import { parseAnswer, segment, type CallOptions } from './transport.js';
-import type { Checkpoint, CheckpointInput, CheckpointPage, FinalizeRequest, Lineage, LinkResult, Page, PageQuery, RevisionInfo, SearchQuery, VerifiedCheckpoint } from './types.js';
+import type {
+  Checkpoint,
+  CheckpointInput,
+  CheckpointPage,
+  FinalizeRequest,
+  Lineage,
+  LinkResult,
+  Page,
+  PageQuery,
+  ReportedFile,
+  ResumePrompt,
+  RevisionInfo,
+  SearchQuery,
+  StaleReport,
+  VerifiedCheckpoint,
+} from './types.js';
 
 export interface PatchOptions extends CallOptions {
   /** The version the patch was written against (the ETag); a stale one is refused with 412 `version_conflict`. */
@@ -88,6 +104,16 @@ export class Checkpoints {
     const checkpoint = this.seen(parseAnswer<Checkpoint>(answer));
     const skipped = answer.headers.get('baton-skipped-corrupt');
     return { checkpoint, skipped: skipped ? skipped.split(',') : [] };
+  }
+
+  /** `GET /v1/checkpoints/:id/resume-prompt`: the continuation prompt, fitted to `maxTokens` by priority. */
+  resumePrompt(id: string, query: { maxTokens?: number; version?: number } = {}, options?: CallOptions): Promise<ResumePrompt> {
+    return this.core.transport.json<ResumePrompt>({ method: 'GET', path: `/v1/checkpoints/${segment(id)}/resume-prompt`, query: { ...query }, options });
+  }
+
+  /** `POST /v1/checkpoints/:id/stale-check`: which of these files changed after the checkpoint (a read, sent as POST). */
+  staleCheck(id: string, files: ReportedFile[], options?: CallOptions): Promise<StaleReport> {
+    return this.core.transport.json<StaleReport>({ method: 'POST', path: `/v1/checkpoints/${segment(id)}/stale-check`, body: { files }, options });
   }
 
   private seen(checkpoint: Checkpoint): Checkpoint {

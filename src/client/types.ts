@@ -163,6 +163,43 @@ export interface RecoveryCompleted {
   lease: LeaseView;
 }
 
+/** `GET /v1/checkpoints/:id/resume-prompt` with `Accept: application/json`. */
+export interface ResumePrompt {
+  checkpointId: string;
+  version: number;
+  /** The markdown prompt. */
+  text: string;
+  /** Tokens of `text` (o200k_base). */
+  tokens: number;
+  /** The budget asked for; null when the whole prompt was asked for. */
+  budget: number | null;
+  /** The parts summarised, shortened or left out to meet the budget, in the order they gave way. */
+  dropped: string[];
+}
+
+/** A file as the agent sees it now, for a stale-check. */
+export interface ReportedFile {
+  path: string;
+  /** Modification time: an ISO 8601 date-time or milliseconds since the epoch. */
+  mtime?: string | number;
+  /** SHA-256 of the file's content, hex. */
+  sha256?: string;
+}
+
+export type FileStatus = 'changed' | 'unchanged' | 'unknown';
+
+export interface StaleReport {
+  checkpointId: string;
+  checkpointVersion: number;
+  /** The time files are compared against: the checkpoint's `updatedAt`. */
+  checkpointUpdatedAt: string;
+  checkedAt: string;
+  stale: boolean;
+  counts: Record<FileStatus, number>;
+  /** One verdict per reported file, in the order they were sent. */
+  files: { path: string; status: FileStatus; reason: 'sha256' | 'mtime' | 'untracked' | 'no-evidence' }[];
+}
+
 export interface EventQuery {
   /** Only these types; all when absent. */
   types?: readonly EventType[];
