@@ -21,6 +21,7 @@ import type { ServiceContext, ServiceLogger } from './service/context.js';
 import { EventNotifier } from './service/events.js';
 import { integrityRecorder } from './service/integrity.js';
 import { startLeaseSweeper } from './service/leases.js';
+import { startOperationSweeper } from './service/operation-sweeper.js';
 import type { Signer } from './service/signing.js';
 import type { Store } from './store/store.js';
 
@@ -69,6 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const sweeper = startLeaseSweeper(ctx, config.leaseSweepMs);
   app.addHook('onClose', () => sweeper.stop());
+  const operationSweeper = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
+  app.addHook('onClose', () => operationSweeper.stop());
 
   await app.register(checkpointRoutes, { ctx });
   await app.register(taskRoutes, { ctx });

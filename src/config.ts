@@ -6,8 +6,18 @@
  * @module
  */
 import { z } from 'zod';
+import { STORE_LIMITS } from './store/store.js';
 
 const port = z.coerce.number().int().min(0).max(65_535);
+
+/**
+ * The largest checkpoint limit that may be configured. An update writes the
+ * new version and keeps the old one as a revision in one transaction, so two
+ * copies, with the index entries, audit entry, event and operation record
+ * beside them, must stay within the store's 10,000,000 bytes per transaction.
+ */
+export const MAX_CONFIGURABLE_CHECKPOINT_BYTES = 4 * 1024 * 1024;
+const CHECKPOINT_LIMIT_MESSAGE = `must be at most ${MAX_CONFIGURABLE_CHECKPOINT_BYTES} (4 MiB), because an update writes a checkpoint and its previous version in one transaction of at most ${STORE_LIMITS.transactionBytes} bytes`;
 
 export const configSchema = z.object({
   store: z.enum(['lmdb', 'fdb']).default('lmdb'),
@@ -25,7 +35,7 @@ export const configSchema = z.object({
   auth: z.enum(['enabled', 'disabled']).default('enabled'),
   metricsToken: z.string().min(1).optional(),
   /** The largest encoded checkpoint accepted; request bodies may be this large. */
-  maxCheckpointBytes: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  maxCheckpointBytes: z.coerce.number().int().min(1024).max(MAX_CONFIGURABLE_CHECKPOINT_BYTES, { message: CHECKPOINT_LIMIT_MESSAGE }).default(1024 * 1024),
   /** An Ed25519 private key (PKCS#8 PEM) that signs finalizations. */
   signingKeyFile: z.string().min(1).optional(),
   /** Requests per minute allowed to one token. */
@@ -35,6 +45,10 @@ export const configSchema = z.object({
   /** Recoveries allowed per task within the window; one more blocks the task. */
   recoveryMaxAttempts: z.coerce.number().int().min(1).max(1_000).default(3),
   recoveryWindowMs: z.coerce.number().int().min(1_000).default(60 * 60 * 1000),
+  /** How long operation records (Idempotency-Keys and minted operation ids) are kept (ms); a key reused later is a new operation. */
+  operationRetentionMs: z.coerce.number().int().min(60_000).max(365 * 24 * 60 * 60 * 1000).default(24 * 60 * 60 * 1000),
+  /** How often operation records past their retention are looked for (ms). */
+  operationSweepMs: z.coerce.number().int().min(10).max(24 * 60 * 60 * 1000).default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -59,6 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseSweepMs: env.BATON_LEASE_SWEEP_MS || undefined,
     recoveryMaxAttempts: env.BATON_RECOVERY_MAX_ATTEMPTS || undefined,
     recoveryWindowMs: env.BATON_RECOVERY_WINDOW_MS || undefined,
+    operationRetentionMs: env.BATON_OPERATION_RETENTION_MS || undefined,
+    operationSweepMs: env.BATON_OPERATION_SWEEP_MS || undefined,
   });
   if (!parsed.success) {
     const names: Record<string, string> = {
@@ -79,12 +95,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseSweepMs: 'BATON_LEASE_SWEEP_MS',
       recoveryMaxAttempts: 'BATON_RECOVERY_MAX_ATTEMPTS',
       recoveryWindowMs: 'BATON_RECOVERY_WINDOW_MS',
+      operationRetentionMs: 'BATON_OPERATION_RETENTION_MS',
+      operationSweepMs: 'BATON_OPERATION_SWEEP_MS',
     };
     const lines = parsed.error.issues.map((issue) => {
       const field = String(issue.path[0] ?? '');
       return `${names[field] ?? field}: ${issue.message}`;
     });
-    throw new ConfigError(`The configuration is invalid. ${lines.join('; ')}.`);
+    // One sentence, however many settings are wrong.
+    throw new ConfigError(`The configuration is invalid: ${lines.join('; ')}.`);
   }
   return parsed.data;
 }

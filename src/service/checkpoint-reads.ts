@@ -40,16 +40,30 @@ export async function getCheckpoint(ctx: ServiceContext, actor: Actor, checkpoin
 const isSeqCursor = (value: unknown): value is { s: number } =>
   typeof value === 'object' && value !== null && Number.isSafeInteger((value as { s?: unknown }).s);
 
-/** A task's checkpoints, newest first. */
+/**
+ * A task's checkpoints, newest first. A page stops early, with a cursor, when
+ * the transaction's read budget is spent (large checkpoints: bytes).
+ */
 export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: string, limit: number, cursor?: string): Promise<Listed<CheckpointDoc>> {
   const started = performance.now();
   const position = decodeCursor(cursor, isSeqCursor);
   const found = await snapshot(ctx, actor.tenant, async (repo) => {
     if ((await repo.tasks.head(taskId)) === undefined) return undefined;
+    const budget = repo.budget();
     const entries = await repo.checkpoints.history(taskId, limit + 1, position?.s);
     const page = entries.slice(0, limit);
-    const { items, corrupt } = await loadAll(repo, taskId, page.map((e) => e.checkpointId));
-    return { items, corrupt, last: page[page.length - 1]?.seq, more: entries.length > limit };
+    const items: CheckpointDoc[] = [];
+    const corrupt: Corruption[] = [];
+    let last: number | undefined;
+    for (const entry of page) {
+      if (last !== undefined && !budget.allows(1)) return { items, corrupt, last, more: true };
+      const loaded = await repo.checkpoints.current(taskId, entry.checkpointId);
+      last = entry.seq;
+      if (loaded === undefined) continue;
+      if (loaded.ok) items.push(loaded.doc);
+      else corrupt.push(loaded.corruption);
+    }
+    return { items, corrupt, last, more: entries.length > limit };
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'history' }, performance.now() - started);
   if (found === undefined) throw new AppError('not_found', { detail: NO_TASK });
@@ -60,48 +74,42 @@ export async function taskHistory(ctx: ServiceContext, actor: Actor, taskId: str
   return page;
 }
 
-/** The current versions of `ids` that verify, and the corrupt ones; absent ids are left out. */
-async function loadAll(repo: Repository, taskId: string, ids: string[]): Promise<{ items: CheckpointDoc[]; corrupt: Corruption[] }> {
-  const items: CheckpointDoc[] = [];
-  const corrupt: Corruption[] = [];
-  for (const id of ids) {
-    const loaded = await repo.checkpoints.current(taskId, id);
-    if (loaded === undefined) continue;
-    if (loaded.ok) items.push(loaded.doc);
-    else corrupt.push(loaded.corruption);
-  }
-  return { items, corrupt };
-}
-
 /** How many history entries `latestCheckpoint` reads at a time while it skips corrupt ones. */
 const LATEST_BATCH = 20;
 
-/** The newest checkpoint of a task whose hash verifies; the corrupt ones before it are named. */
+/**
+ * The newest checkpoint of a task whose hash verifies; the corrupt ones
+ * before it are named. Each batch of the walk is its own transaction, so a
+ * long run of corrupt checkpoints cannot outgrow one.
+ */
 export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId: string): Promise<{ checkpoint: CheckpointDoc; skipped: string[] }> {
   const started = performance.now();
-  const found = await snapshot(ctx, actor.tenant, async (repo) => {
-    if ((await repo.tasks.head(taskId)) === undefined) return undefined;
-    const corrupt: Corruption[] = [];
-    let before: number | undefined;
-    for (;;) {
+  const corrupt: Corruption[] = [];
+  let before: number | undefined;
+  let checkpoint: CheckpointDoc | undefined;
+  for (let first = true; ; first = false) {
+    const step = await snapshot(ctx, actor.tenant, async (repo) => {
+      if (first && (await repo.tasks.head(taskId)) === undefined) return undefined;
       const entries = await repo.checkpoints.history(taskId, LATEST_BATCH, before);
       for (const entry of entries) {
         const loaded = await repo.checkpoints.current(taskId, entry.checkpointId);
         if (loaded === undefined) continue;
-        if (loaded.ok) return { checkpoint: loaded.doc, corrupt };
+        if (loaded.ok) return { found: loaded.doc, last: true };
         corrupt.push(loaded.corruption);
       }
-      if (entries.length < LATEST_BATCH) return { checkpoint: undefined, corrupt };
-      before = entries[entries.length - 1]!.seq;
-    }
-  });
-  ctx.metrics.checkpointReadLatency.observe({ operation: 'latest' }, performance.now() - started);
-  if (found === undefined) throw new AppError('not_found', { detail: NO_TASK });
-  await ctx.integrity.report(ctx, actor, found.corrupt);
-  if (found.checkpoint === undefined) {
-    throw new AppError('checkpoint_corrupted', { detail: 'No checkpoint of this task verifies.', extra: { corrupted: found.corrupt.map((c) => c.checkpointId) } });
+      before = entries[entries.length - 1]?.seq;
+      return { found: undefined, last: entries.length < LATEST_BATCH };
+    });
+    if (step === undefined) throw new AppError('not_found', { detail: NO_TASK });
+    checkpoint = step.found;
+    if (step.last) break;
   }
-  return { checkpoint: found.checkpoint, skipped: found.corrupt.map((c) => c.checkpointId) };
+  ctx.metrics.checkpointReadLatency.observe({ operation: 'latest' }, performance.now() - started);
+  await ctx.integrity.report(ctx, actor, corrupt);
+  if (checkpoint === undefined) {
+    throw new AppError('checkpoint_corrupted', { detail: 'No checkpoint of this task verifies.', extra: { corrupted: corrupt.map((c) => c.checkpointId) } });
+  }
+  return { checkpoint, skipped: corrupt.map((c) => c.checkpointId) };
 }
 
 export interface RevisionInfo {
@@ -112,20 +120,42 @@ export interface RevisionInfo {
   verified: boolean;
 }
 
-/** Every version of a checkpoint, oldest first, with its hash and time. */
-export async function checkpointRevisions(ctx: ServiceContext, actor: Actor, checkpointId: string): Promise<Page<RevisionInfo>> {
-  const items = await snapshot(ctx, actor.tenant, async (repo) => {
+/** How a listing is paged: at most `limit` items, from where `cursor` left off. */
+export interface PageRequest {
+  limit?: number;
+  cursor?: string;
+}
+
+/** Items one revisions or lineage page lists when the caller names no limit. */
+export const DEFAULT_PAGE_LIMIT = 1_000;
+
+type RevisionCursor = { k: string; v: number };
+const isRevisionCursor = (value: unknown): value is RevisionCursor =>
+  typeof value === 'object' && value !== null && typeof (value as { k?: unknown }).k === 'string' && Number.isSafeInteger((value as { v?: unknown }).v);
+
+/**
+ * The versions of a checkpoint, oldest first, with their hashes and times;
+ * the current version comes last, on the last page. Each page reads every
+ * revision once, from its own keys, within the transaction's read budget.
+ */
+export async function checkpointRevisions(ctx: ServiceContext, actor: Actor, checkpointId: string, request: PageRequest = {}): Promise<Page<RevisionInfo>> {
+  const limit = request.limit ?? DEFAULT_PAGE_LIMIT;
+  const position = decodeCursor(request.cursor, isRevisionCursor);
+  if (position !== undefined && position.k !== checkpointId) throw new AppError('invalid_cursor');
+  const page = await snapshot(ctx, actor.tenant, async (repo) => {
     const taskId = await repo.checkpoints.taskOf(checkpointId);
     if (taskId === undefined) return undefined;
-    const infos: RevisionInfo[] = [];
-    for (const version of await repo.checkpoints.revisionVersions(checkpointId)) {
-      infos.push(info(await repo.checkpoints.revisionRaw(checkpointId, version).catch(() => undefined), version));
-    }
-    infos.push(info(await repo.checkpoints.raw(taskId, checkpointId).catch(() => undefined), undefined));
-    return infos.sort((a, b) => a.version - b.version);
+    const { entries, done } = await repo.checkpoints.revisionPage(checkpointId, position?.v, limit, repo.budget());
+    const items = entries.map((entry) => info(entry.raw, entry.version));
+    const last = entries[entries.length - 1]?.version ?? position?.v;
+    if (!done || items.length >= limit) return { items, last, more: true };
+    items.push(info(await repo.checkpoints.raw(taskId, checkpointId).catch(() => undefined), undefined));
+    return { items, last, more: false };
   });
-  if (items === undefined) throw new AppError('not_found');
-  return { items };
+  if (page === undefined) throw new AppError('not_found');
+  const answer: Page<RevisionInfo> = { items: page.items };
+  if (page.more && page.last !== undefined) answer.nextCursor = encodeCursor({ k: checkpointId, v: page.last } satisfies RevisionCursor);
+  return answer;
 }
 
 function info(raw: StoredCheckpoint | undefined, version: number | undefined): RevisionInfo {
@@ -149,29 +179,79 @@ export interface LineageNode {
   createdAt: string;
 }
 
-/** The most ancestors and children one lineage answer lists. */
-const LINEAGE_LIMIT = 10_000;
+export interface Lineage {
+  checkpointId: string;
+  /** Nearest first; a page continues the previous page's list. */
+  ancestors: LineageNode[];
+  children: LineageNode[];
+}
 
-/** Ancestors (nearest first, up to the root) and children of a checkpoint. */
-export async function checkpointLineage(ctx: ServiceContext, actor: Actor, checkpointId: string): Promise<{ checkpointId: string; ancestors: LineageNode[]; children: LineageNode[] }> {
-  const result = await snapshot(ctx, actor.tenant, async (repo) => {
+/** A lineage answer with the cursor of the next page, absent on the last. */
+export interface LineagePage extends Lineage {
+  nextCursor?: string;
+}
+
+/** Ancestors are walked first, then children: `a` is the next ancestor to read and `d` the depth so far; `c` the last child listed. */
+type LineageCursor = { k: string; a?: string; d?: number; c?: string };
+const isLineageCursor = (value: unknown): value is LineageCursor => {
+  if (typeof value !== 'object' || value === null) return false;
+  const { k, a, d, c } = value as Record<string, unknown>;
+  return typeof k === 'string' && (a === undefined || (typeof a === 'string' && Number.isSafeInteger(d))) && (c === undefined || typeof c === 'string');
+};
+
+/** The deepest ancestor chain listed; linking refuses cycles, and this bounds a walk even over damaged links. */
+const MAX_DEPTH = 100_000;
+/** Keys one lineage node costs: its parent link or child row, its task, its record. */
+const NODE_KEYS = 3;
+
+/**
+ * Ancestors (nearest first, up to the root), then children, of a
+ * checkpoint, in pages: a page ends at `limit` nodes or when the
+ * transaction's read budget is spent, with a cursor to carry on. The answer
+ * is a {@link LineagePage}; it is declared as `Lineage` because the typed
+ * client's copy of that shape (`src/client/types.ts`) has no `nextCursor`
+ * yet, and the typecheck holds the two equal.
+ */
+export async function checkpointLineage(ctx: ServiceContext, actor: Actor, checkpointId: string, request: PageRequest = {}): Promise<Lineage> {
+  const limit = request.limit ?? DEFAULT_PAGE_LIMIT;
+  const position = decodeCursor(request.cursor, isLineageCursor);
+  if (position !== undefined && position.k !== checkpointId) throw new AppError('invalid_cursor');
+  const result = await snapshot(ctx, actor.tenant, async (repo): Promise<LineagePage | undefined> => {
     if ((await repo.checkpoints.taskOf(checkpointId)) === undefined) return undefined;
-    const ancestors: LineageNode[] = [];
-    const seen = new Set([checkpointId]);
-    let parentId = await repo.links.parentOf(checkpointId);
-    while (parentId !== undefined && ancestors.length < LINEAGE_LIMIT && !seen.has(parentId)) {
-      seen.add(parentId);
-      const n = await lineageNode(repo, parentId);
-      if (n === undefined) break;
-      ancestors.push(n);
-      parentId = await repo.links.parentOf(parentId);
+    const budget = repo.budget();
+    const page: LineagePage = { checkpointId, ancestors: [], children: [] };
+    const full = (): boolean => page.ancestors.length + page.children.length >= limit || !budget.allows(NODE_KEYS);
+    const more = (next: Omit<LineageCursor, 'k'>): LineagePage => ({ ...page, nextCursor: encodeCursor({ k: checkpointId, ...next }) });
+
+    if (position === undefined || position.a !== undefined) {
+      let next = position === undefined ? await repo.links.parentOf(checkpointId) : position.a;
+      let depth = position?.d ?? 0;
+      const seen = new Set([checkpointId]);
+      while (next !== undefined && depth < MAX_DEPTH && !seen.has(next)) {
+        if (page.ancestors.length > 0 && full()) return more({ a: next, d: depth });
+        seen.add(next);
+        const node = await lineageNode(repo, next);
+        if (node === undefined) break;
+        page.ancestors.push(node);
+        depth += 1;
+        next = await repo.links.parentOf(next);
+      }
     }
-    const children: LineageNode[] = [];
-    for (const childId of await repo.links.children(checkpointId, LINEAGE_LIMIT)) {
-      const n = await lineageNode(repo, childId);
-      if (n) children.push(n);
+
+    let after = position?.c;
+    for (;;) {
+      const listed = page.ancestors.length + page.children.length;
+      if (listed > 0 && full()) return more(after === undefined ? {} : { c: after });
+      const room = Math.max(1, Math.min(limit - listed, Math.floor(budget.keysLeft() / NODE_KEYS)));
+      // One more than fits says whether another page is needed.
+      const ids = await repo.links.children(checkpointId, room + 1, after);
+      for (const childId of ids.slice(0, room)) {
+        const node = await lineageNode(repo, childId);
+        if (node) page.children.push(node);
+        after = childId;
+      }
+      if (ids.length <= room) return page;
     }
-    return { checkpointId, ancestors, children };
   });
   if (result === undefined) throw new AppError('not_found');
   return result;

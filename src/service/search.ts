@@ -1,9 +1,10 @@
 /**
  * Search over the secondary indexes. One index drives the scan (the most
  * selective filter given), newest first within the time range; the other
- * filters are checked on each record. A page scans a bounded number of index
- * entries, so a rare match cannot make one request unbounded: the cursor
- * then carries on where the scan stopped.
+ * filters are checked on each record. A page stops when its transaction's
+ * read budget is spent (keys, bytes and time, counted by the store), so a
+ * rare match cannot make one request unbounded: the cursor then carries on
+ * where the scan stopped.
  *
  * @module
  */
@@ -31,9 +32,10 @@ export interface SearchQuery {
   cursor?: string;
 }
 
-/** Index entries one page may scan before it answers with what it found. */
-const SCAN_BUDGET = 5_000;
+/** Index entries one range read asks for. */
 const BATCH = 200;
+/** Keys one index entry costs: its row and the record it names (one key unless split). */
+const ENTRY_KEYS = 2;
 
 /** Where a page stopped: createdAt and id, and the index scanned, so another query cannot reuse it. */
 type Position = {
@@ -117,11 +119,22 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
   const { items, corrupt, stoppedAt, exhausted } = await snapshot(ctx, actor.tenant, async (repo) => {
     const items: CheckpointDoc[] = [];
     const corrupt: Corruption[] = [];
+    const budget = repo.budget();
     let scanned = 0;
     let before = position === undefined ? undefined : { createdAt: position.c, checkpointId: position.i };
-    for (;;) {
-      const hits = await repo.index.scan(name, value, { ...range, ...(before ? { before } : {}), limit: BATCH });
+    // One more index entry tells whether a next page can exist at all; its key is kept back from the budget.
+    const stop = async () => {
+      const rest = await repo.index.scan(name, value, { ...range, ...(before ? { before } : {}), limit: 1 });
+      return { items, corrupt, stoppedAt: before, exhausted: rest.length === 0 };
+    };
+    for (let first = true; ; first = false) {
+      // The first batch is read whatever the budget, so every page makes progress.
+      const room = first ? BATCH : Math.min(BATCH, Math.floor((budget.keysLeft() - 1) / ENTRY_KEYS));
+      if (room <= 0) return stop();
+      const hits = await repo.index.scan(name, value, { ...range, ...(before ? { before } : {}), limit: room });
       for (const hit of hits) {
+        // Large records spend the bytes of the budget faster than its keys: checked per entry too.
+        if (scanned > 0 && !budget.allows(ENTRY_KEYS + 1)) return stop();
         scanned += 1;
         before = { createdAt: hit.createdAt, checkpointId: hit.checkpointId };
         const loaded = await repo.checkpoints.current(hit.taskId, hit.checkpointId);
@@ -129,13 +142,9 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
           if (!loaded.ok) corrupt.push(loaded.corruption);
           else if (matches(loaded.doc.checkpoint, query)) items.push(loaded.doc);
         }
-        if (items.length >= query.limit || scanned >= SCAN_BUDGET) {
-          // One more index entry tells whether a next page can exist at all.
-          const rest = await repo.index.scan(name, value, { ...range, before, limit: 1 });
-          return { items, corrupt, stoppedAt: before, exhausted: rest.length === 0 };
-        }
+        if (items.length >= query.limit) return stop();
       }
-      if (hits.length < BATCH) return { items, corrupt, stoppedAt: before, exhausted: true };
+      if (hits.length < room) return { items, corrupt, stoppedAt: before, exhausted: true };
     }
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);

@@ -139,6 +139,8 @@ export function tenantKeyspace(tenant: string): Record<SpaceName, Subspace> & { 
 export const SYSTEM_SPACES = {
   /** `(expiresAt, tenant, taskId, leaseId)` → empty; leases by expiry, for the sweeper. */
   leaseExpiry: 'lexp',
+  /** `(bucket, recordedAt, tenant, operationId)` → empty; operation records by age, for their sweeper. */
+  operationExpiry: 'opx',
 } as const;
 
 export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {

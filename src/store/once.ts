@@ -22,16 +22,19 @@ export class OperationReusedError extends Error {
   override name = 'OperationReusedError';
 }
 
+/** A record as stored; `t` (epoch ms) is absent from records written before it was added. */
 interface Recorded<T> {
   f: string;
   r: T;
+  t?: number;
 }
 
 /**
  * Runs `body` inside `tx` unless `operationId` is already recorded under
- * `operations`, and records `body`'s result with the id. `fingerprint` names
- * the request; a recorded id with another fingerprint throws
- * {@link OperationReusedError}. The result must be plain data.
+ * `operations`, and records `body`'s result with the id and `recordedAt`
+ * (epoch ms, for expiry). `fingerprint` names the request; a recorded id with
+ * another fingerprint throws {@link OperationReusedError}. The result must be
+ * plain data.
  */
 export async function applyOnce<T>(
   tx: Transaction,
@@ -39,6 +42,7 @@ export async function applyOnce<T>(
   operationId: string,
   body: () => Promise<T>,
   fingerprint = '',
+  recordedAt?: number,
 ): Promise<OnceResult<T>> {
   const key = operations.pack(operationId);
   const recorded = await tx.get(key);
@@ -48,6 +52,6 @@ export async function applyOnce<T>(
     return { result: r, applied: false };
   }
   const result = await body();
-  tx.set(key, encodeValue({ f: fingerprint, r: result } satisfies Recorded<T>));
+  tx.set(key, encodeValue({ f: fingerprint, r: result, ...(recordedAt !== undefined ? { t: recordedAt } : {}) } satisfies Recorded<T>));
   return { result, applied: true };
 }

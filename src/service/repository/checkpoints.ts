@@ -11,6 +11,7 @@ import { decodeValue, encodeValue, readRecord, writeNewRecord, writeRecord } fro
 import type { Transaction } from '../../store/store.js';
 import type { IndexRows } from './indexes.js';
 import type { Keyspace } from './keyspace.js';
+import type { ReadBudget } from './read-budget.js';
 import { verifyStored, type CheckpointDoc, type StoredCheckpoint } from './records.js';
 
 /** A stored checkpoint that failed verification. */
@@ -22,6 +23,30 @@ export interface Corruption {
 }
 
 export type Loaded = { ok: true; doc: CheckpointDoc; raw: StoredCheckpoint } | { ok: false; corruption: Corruption };
+
+/** An earlier version as stored; `raw` is undefined when its bytes do not decode. */
+export interface RevisionEntry {
+  version: number;
+  raw: StoredCheckpoint | undefined;
+}
+
+export interface RevisionPage {
+  entries: RevisionEntry[];
+  done: boolean;
+}
+
+/** Keys one range read of revisions asks for. */
+const REVISION_BATCH = 200;
+/** Appended to a key: the first key after it. */
+const AFTER = Buffer.from([0x00]);
+
+function revisionEntry(version: number, parts: Buffer[]): RevisionEntry {
+  try {
+    return { version, raw: decodeValue<StoredCheckpoint>(parts.length === 1 ? parts[0]! : Buffer.concat(parts)) };
+  } catch {
+    return { version, raw: undefined };
+  }
+}
 
 /** One entry of a task's history: its place in write order and the checkpoint. */
 export interface HistoryEntry {
@@ -79,15 +104,40 @@ export class CheckpointRows {
     return readRecord<StoredCheckpoint>(this.tx, this.ks.revisions, [checkpointId, version]);
   }
 
-  /** The versions that have an earlier-version record, ascending. */
-  async revisionVersions(checkpointId: string): Promise<number[]> {
-    const versions: number[] = [];
-    for (const row of await this.tx.getPrefix(this.ks.revisions.pack(checkpointId))) {
-      const version = this.ks.revisions.unpack(row.key)[1] as number;
-      // A split record has several chunk keys per version.
-      if (versions[versions.length - 1] !== version) versions.push(version);
+  /**
+   * Earlier versions after `afterVersion` (from the first when absent),
+   * ascending, at most `limit`, each read once from its own keys, in batches
+   * while `budget` lasts; the first version is read whatever the budget, so
+   * every page makes progress. `done` when no earlier version is left.
+   */
+  async revisionPage(checkpointId: string, afterVersion: number | undefined, limit: number, budget: ReadBudget): Promise<RevisionPage> {
+    const space = this.ks.revisions;
+    const end = space.range(checkpointId).end;
+    let begin = afterVersion === undefined ? space.range(checkpointId).begin : space.range(checkpointId, afterVersion).end;
+    const entries: RevisionEntry[] = [];
+    // The chunks of the version being assembled; a split record's chunks may span two batches.
+    let current: { version: number; parts: Buffer[] } | undefined;
+    for (;;) {
+      const room = entries.length === 0 ? REVISION_BATCH : Math.min(REVISION_BATCH, budget.keysLeft());
+      // A version cut short by the budget is dropped here and read whole by the next page.
+      if (room <= 0) return { entries, done: false };
+      const rows = await this.tx.getRange(begin, end, { limit: room });
+      for (const row of rows) {
+        const version = space.unpack(row.key)[1] as number;
+        if (current !== undefined && current.version !== version) {
+          entries.push(revisionEntry(current.version, current.parts));
+          current = undefined;
+          if (entries.length >= limit) return { entries, done: false };
+        }
+        current ??= { version, parts: [] };
+        current.parts.push(row.value);
+      }
+      if (rows.length < room) {
+        if (current !== undefined) entries.push(revisionEntry(current.version, current.parts));
+        return { entries, done: true };
+      }
+      begin = Buffer.concat([rows[rows.length - 1]!.key, AFTER]);
     }
-    return versions;
   }
 
   /** Writes a new checkpoint as entry `seq` of its task's history, with its id and index entries. */

@@ -27,10 +27,11 @@ export class LinkRows {
     this.tx.set(this.ks.links.pack(parentId, childId), EMPTY);
   }
 
-  /** Up to `limit` children of `parentId`, in id order (UUIDv7: oldest first). */
-  async children(parentId: string, limit: number): Promise<string[]> {
-    const { begin, end } = this.ks.links.range(parentId);
-    const rows = await this.tx.getRange(begin, end, { limit });
+  /** Up to `limit` children of `parentId`, in id order (UUIDv7: oldest first), after `afterChildId` when given. */
+  async children(parentId: string, limit: number, afterChildId?: string): Promise<string[]> {
+    const range = this.ks.links.range(parentId);
+    const begin = afterChildId === undefined ? range.begin : this.ks.links.range(parentId, afterChildId).end;
+    const rows = await this.tx.getRange(begin, range.end, { limit });
     return rows.map((row) => this.ks.links.unpack(row.key)[1] as string);
   }
 }

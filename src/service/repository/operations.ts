@@ -3,13 +3,17 @@
  * transaction as its effect, so a repeat (a client retry, a store re-running
  * a body whose commit outcome was unknown, a queued write replayed) reads the
  * first result instead of applying twice. Client Idempotency-Keys (`key:`
- * ids) and ids the service mints (`op:` ids) live in separate spaces.
+ * ids) and ids the service mints (`op:` ids) live in separate spaces. Each
+ * record carries the time it was made and is noted by age
+ * (`operation-expiry.ts`), so that records past the retention window are
+ * deleted: a repeat after that is a new operation.
  *
  * @module
  */
 import { applyOnce, type OnceResult } from '../../store/once.js';
 import type { Transaction } from '../../store/store.js';
 import type { Keyspace } from './keyspace.js';
+import { noteOperation } from './operation-expiry.js';
 
 export { OperationReusedError } from '../../store/once.js';
 
@@ -17,11 +21,16 @@ export class OperationRows {
   constructor(
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
+    private readonly tenant: string,
   ) {}
 
   /** Runs `body` unless `operationId` is recorded; a recorded id with another fingerprint throws. */
-  once<T>(operationId: string, fingerprint: string, body: () => Promise<T>): Promise<OnceResult<T>> {
+  async once<T>(operationId: string, fingerprint: string, body: () => Promise<T>): Promise<OnceResult<T>> {
     const space = operationId.startsWith('key:') ? this.ks.idempotency : this.ks.operations;
-    return applyOnce(this.tx, space, operationId, body, fingerprint);
+    // Read from the clock inside the body: it only dates the record for expiry, so a rerun may date it anew.
+    const recordedAt = Date.now();
+    const outcome = await applyOnce(this.tx, space, operationId, body, fingerprint, recordedAt);
+    if (outcome.applied) noteOperation(this.tx, this.tenant, operationId, recordedAt);
+    return outcome;
   }
 }

@@ -20,6 +20,7 @@ import { LinkRows } from './links.js';
 import { OperationRows } from './operations.js';
 import { OutboxRows } from './outbox.js';
 import { RecordRows } from './protocol-records.js';
+import { ReadBudget } from './read-budget.js';
 import { TaskRows } from './tasks.js';
 
 /** One tenant's data as seen by one transaction. */
@@ -35,8 +36,10 @@ export class Repository {
   readonly recoveries: RecordRows<Recovery>;
   readonly leases: RecordRows<Lease>;
   readonly leaseExpiry: LeaseExpiryRows;
+  private readonly tx: Transaction;
 
   constructor(tx: Transaction, tenant: string) {
+    this.tx = tx;
     const ks = keyspaceOf(tenant);
     this.index = new IndexRows(tx, ks.index);
     this.tasks = new TaskRows(tx, ks);
@@ -44,18 +47,25 @@ export class Repository {
     this.links = new LinkRows(tx, ks);
     this.audit = new AuditRows(tx, ks);
     this.events = new OutboxRows(tx, ks);
-    this.operations = new OperationRows(tx, ks);
+    this.operations = new OperationRows(tx, ks, tenant);
     this.handoffs = new RecordRows(tx, ks.handoffs);
     this.recoveries = new RecordRows(tx, ks.recoveries);
     this.leases = new RecordRows(tx, ks.leases);
     this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
   }
+
+  /** A read budget over this transaction's own counters ({@link READ_BUDGET}). */
+  budget(): ReadBudget {
+    return new ReadBudget(this.tx);
+  }
 }
 
-export type { Corruption, HistoryEntry, Loaded } from './checkpoints.js';
+export type { Corruption, HistoryEntry, Loaded, RevisionEntry } from './checkpoints.js';
 export { filePaths, indexTerm, labelTerm, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
 export { dueLeases, type DueLease } from './lease-expiry.js';
+export { expireOperations } from './operation-expiry.js';
 export { OperationReusedError } from './operations.js';
+export { READ_BUDGET, ReadBudget, type ReadLimits } from './read-budget.js';
 export type { OutboxRow } from './outbox.js';
 export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './records.js';
 export type { TaskHead } from './tasks.js';

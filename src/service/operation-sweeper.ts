@@ -1,0 +1,59 @@
+/**
+ * Deleting operation records past the retention window. A record lets a
+ * retried request (or a body FoundationDB runs again) find its first answer;
+ * after the window, which is longer than any client retries, it only takes
+ * space, and a request repeating its Idempotency-Key is a new operation.
+ * Records are deleted in bounded batches, each its own small transaction.
+ *
+ * @module
+ */
+import type { Store } from '../store/store.js';
+import type { ServiceContext } from './context.js';
+import { expireOperations } from './repository/repository.js';
+
+export interface OperationSweepSettings {
+  /** Records older than this are deleted (ms). */
+  retentionMs: number;
+  /** How often the sweeper looks (ms). */
+  intervalMs: number;
+}
+
+/** Records one transaction deletes: two small clears each, far inside every limit. */
+const BATCH = 500;
+/** Batches one sweep runs before it yields to the next tick, so a backlog cannot hold the writer for long. */
+const BATCHES_PER_SWEEP = 20;
+
+/** Deletes operation records made before `before` (epoch ms), at most `batches` batches; returns how many. */
+export async function sweepOperations(store: Store, before: number, batches = BATCHES_PER_SWEEP): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < batches; i++) {
+    const count = await store.transact((tx) => expireOperations(tx, before, BATCH));
+    deleted += count;
+    if (count < BATCH) break;
+  }
+  return deleted;
+}
+
+export function startOperationSweeper(ctx: ServiceContext, settings: OperationSweepSettings): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    // A sweep slower than the interval is not stacked on: the next tick finds it running and passes.
+    if (running !== undefined) return;
+    running = sweepOperations(ctx.store, ctx.now().getTime() - settings.retentionMs)
+      .then((deleted) => {
+        if (deleted > 0) ctx.log.info({ deleted }, 'expired operation records deleted');
+      })
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'operation sweep failed; retrying at the next sweep'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, settings.intervalMs);
+  // The sweeper alone must not keep a process alive.
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Operation records by age, across tenants, so a sweeper can delete the ones
+ * older than the retention window without knowing the tenants. Entries live
+ * in the system space `opx`, spread over {@link BUCKETS} buckets by a hash of
+ * the operation id: every write records an operation on FoundationDB, and
+ * time-ordered keys in one range would all land on the last shard.
+ *
+ * @module
+ */
+import { keyspaceOf } from './keyspace.js';
+import { systemKeyspace } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+
+const EMPTY = Buffer.alloc(0);
+const BUCKETS = 16;
+const expiry = systemKeyspace().operationExpiry;
+
+/** FNV-1a: cheap, stable across processes and versions, which is all a bucket needs. */
+function bucketOf(operationId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < operationId.length; i++) {
+    hash ^= operationId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % BUCKETS;
+}
+
+/** Notes an operation recorded at `recordedAt` (epoch ms) by `tenant`. */
+export function noteOperation(tx: Transaction, tenant: string, operationId: string, recordedAt: number): void {
+  tx.set(expiry.pack(bucketOf(operationId), recordedAt, tenant, operationId), EMPTY);
+}
+
+/**
+ * Deletes up to `limit` operation records of any tenant recorded before
+ * `before` (epoch ms), with their entries here, oldest first within each
+ * bucket. Returns how many it deleted: fewer than `limit` means none is left.
+ */
+export async function expireOperations(tx: Transaction, before: number, limit: number): Promise<number> {
+  let deleted = 0;
+  for (let bucket = 0; bucket < BUCKETS && deleted < limit; bucket++) {
+    const rows = await tx.getRange(expiry.range(bucket).begin, expiry.pack(bucket, before), { limit: limit - deleted });
+    for (const row of rows) {
+      const [, , tenant, operationId] = expiry.unpack(row.key) as [number, number, string, string];
+      const ks = keyspaceOf(tenant);
+      tx.clear((operationId.startsWith('key:') ? ks.idempotency : ks.operations).pack(operationId));
+      tx.clear(row.key);
+    }
+    deleted += rows.length;
+  }
+  return deleted;
+}
