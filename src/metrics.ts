@@ -64,6 +64,17 @@ export function createMetrics() {
       labelNames: ['code'] as const,
       registers,
     }),
+    storeRetries: new Counter({
+      name: 'store_retries_total',
+      help: 'Store transactions tried again after a transient failure, by cause (unavailable, conflict, commit_unknown).',
+      labelNames: ['code'] as const,
+      registers,
+    }),
+    queueDeadLetters: new Counter({
+      name: 'queue_dead_letters_total',
+      help: 'Queued writes that could no longer apply when replayed, moved to the dead-letter list.',
+      registers,
+    }),
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status.',
@@ -88,7 +99,7 @@ export function createMetrics() {
       registers,
     }),
   };
-  // The write queue does not exist yet; until it does, it is always empty.
+  // Until a write queue reports, it is empty.
   metrics.queueDepth.set(0);
   metrics.queueAgeSeconds.set(0);
   return metrics;

@@ -9,6 +9,7 @@ import type { BreakerSettings } from '../domain/recovery.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Repository, type Corruption } from './repository/repository.js';
+import { transact } from './retries.js';
 import type { Signer } from './signing.js';
 
 export interface ServiceLogger {
@@ -51,5 +52,5 @@ export interface ServiceContext {
 
 /** Runs a read on a consistent snapshot of the tenant's acknowledged data, beside the writers. */
 export function snapshot<T>(ctx: ServiceContext, tenant: string, body: (repo: Repository) => Promise<T>): Promise<T> {
-  return ctx.store.transact((tx) => body(new Repository(tx, tenant)), { readOnly: true });
+  return transact(ctx, (tx) => body(new Repository(tx, tenant)), { readOnly: true });
 }

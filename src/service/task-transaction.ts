@@ -16,6 +16,7 @@ import { fencing } from '../domain/leases.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
+import { transact } from './retries.js';
 
 /** What a change sees inside the transaction. */
 export interface TaskWrite {
@@ -75,10 +76,11 @@ export async function runInTask<T>(
     return result;
   };
 
-  // A client's key is always recorded, for its retries; a minted id only where a store may run a committed body again.
-  const recorded = command.operationId.startsWith('key:') || !ctx.store.commitOutcomeKnown;
+  // A client's key is always recorded, for its retries; a queued write too, for a replay after a crash;
+  // a minted id otherwise only where a store may run a committed body again.
+  const recorded = command.operationId.startsWith('key:') || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
   try {
-    const outcome = await ctx.store.transact((tx) => {
+    const outcome = await transact(ctx, (tx) => {
       const repo = new Repository(tx, actor.tenant);
       return recorded ? repo.operations.once(command.operationId, `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
     });
