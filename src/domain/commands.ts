@@ -34,6 +34,8 @@ export interface CommandBase {
   at: string;
   /** The fencing token sent with the write (`Baton-Lease-Epoch`), if any. */
   leaseEpoch?: number;
+  /** Set when the write queue replays the command: its operation is always recorded, so a second replay is a no-op. */
+  fromQueue?: boolean;
 }
 
 export interface CreateCheckpoint extends CommandBase {
@@ -159,6 +161,9 @@ export interface SetTaskState extends CommandBase {
   state: SettableState;
   reason?: string;
 }
+
+/** The writes the local queue accepts while the store is unavailable: an agent's own checkpoint writes and its handoff. */
+export type QueueableCommand = CheckpointCommand | StartHandoff;
 
 export type LeaseCommand = AcquireLease | RenewLease | ReleaseLease | ExpireLease;
 export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState;
