@@ -4,7 +4,8 @@
  * the task transaction checks on every write (fencing). A sweeper looks up
  * leases by expiry time and ends each one that ran out unrenewed, announcing
  * it once with LEASE_EXPIRED — the orchestrator's crash signal — also after a
- * restart, since the expiry index is stored.
+ * restart, since the expiry index is stored. An expired lease's epoch is
+ * outdated at once: its holder must take a new lease to write again.
  *
  * @module
  */
@@ -47,6 +48,8 @@ export async function retire(write: TaskWrite, status: Exclude<LeaseStatus, 'act
   await repo.leases.put(last);
   repo.leaseExpiry.remove(lease);
   delete head.lease;
+  // An expired holder is presumed dead: its epoch is outdated at once, so a late write cannot move the recovery point.
+  if (expired) head.epoch = Math.max(head.epoch ?? 0, lease.epoch + 1);
   if (expired) announceExpiry(write, last);
   else write.audit({ action: `lease.${status}`, agentId: lease.agentId, details: { leaseId: lease.id, epoch: lease.epoch } });
 }

@@ -53,7 +53,9 @@ export async function eventRoutes(base: FastifyInstance, { ctx, pollMs }: { ctx:
       'X-Accel-Buffering': 'no',
       'X-Request-Id': String(request.id),
     });
-    out.write(': connected\n\n');
+    // Where the stream starts, as an id-only frame: a client that loses the connection before the first
+    // event still resumes from here (EventSource takes the id without dispatching an event).
+    out.write(start ? `: connected\nid: ${start}\n\n` : ': connected\n\n');
     const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
     try {
       for await (const event of liveEvents(scoped(ctx, request), actor, { ...(start ? { after: start } : {}), ...(types ? { types } : {}) }, abort.signal, pollMs)) {

@@ -76,7 +76,7 @@ describe('one task through four agents: context-limit handoff, crash and recover
       await feed.until((events) => events.some((e) => e.type === 'LEASE_EXPIRED'), 'LEASE_EXPIRED');
       const expired = feed.events.find((e) => e.type === 'LEASE_EXPIRED')!;
       expect(expired.data).toMatchObject({ taskId: TASK, leaseId: ackB.lease.leaseId, agentId: 'agent-b', epoch: 2 });
-      expect(await task()).toEqual({ state: 'working', holder: null, epoch: 2, latest: b1.id, openHandoff: null });
+      expect(await task()).toEqual({ state: 'working', holder: null, epoch: 3, latest: b1.id, openHandoff: null });
 
       // The orchestrator recovers from the recovery point: B's last checkpoint, which verifies.
       const point = await orchestrator.recoveries.point(TASK);
@@ -85,38 +85,38 @@ describe('one task through four agents: context-limit handoff, crash and recover
       expect(started.recovery).toMatchObject({ status: 'initiated', checkpointId: b1.id });
       expect(started.checkpoint?.id).toBe(b1.id);
       // Starting the recovery fenced the task at once: no lease is live, yet B's late write is refused.
-      await expect(b.checkpoints.patch(b1.id, { labels: { late: 1 } }, { ifMatch: 2 })).rejects.toMatchObject({ status: 409, code: 'lease_superseded', problem: { epoch: 3 } });
-      expect(await task()).toEqual({ state: 'working', holder: null, epoch: 3, latest: b1.id, openHandoff: null });
+      await expect(b.checkpoints.patch(b1.id, { labels: { late: 1 } }, { ifMatch: 2 })).rejects.toMatchObject({ status: 409, code: 'lease_superseded', problem: { epoch: 4 } });
+      expect(await task()).toEqual({ state: 'working', holder: null, epoch: 4, latest: b1.id, openHandoff: null });
 
       // C completes the recovery and gets the task with a higher epoch; B, woken up late, is refused again.
       const doneC = await c.recoveries.complete(started.recovery.id, { agentId: 'agent-c' });
       expect(doneC.recovery).toMatchObject({ status: 'completed', agentId: 'agent-c' });
-      expect(doneC.lease).toMatchObject({ agentId: 'agent-c', epoch: 4 });
+      expect(doneC.lease).toMatchObject({ agentId: 'agent-c', epoch: 5 });
       const lateB = await b.checkpoints.patch(b1.id, { executionState: { currentFocus: 'overwrite' } }, { ifMatch: 2 }).catch((e: unknown) => e);
-      expect(lateB).toMatchObject({ status: 409, code: 'lease_superseded', problem: { epoch: 4 } });
+      expect(lateB).toMatchObject({ status: 409, code: 'lease_superseded', problem: { epoch: 5 } });
       await expect(b.checkpoints.create(work(TASK, 'agent-b'))).rejects.toMatchObject({ status: 409, code: 'lease_superseded' });
       expect((await orchestrator.checkpoints.get(b1.id)).version).toBe(2);
-      expect(await task()).toEqual({ state: 'working', holder: 'agent-c@4', epoch: 4, latest: b1.id, openHandoff: null });
+      expect(await task()).toEqual({ state: 'working', holder: 'agent-c@5', epoch: 5, latest: b1.id, openHandoff: null });
 
       const c1 = await c.checkpoints.create(work(TASK, 'agent-c', { parentId: b1.id, iteration: 4, recovery: { lastSuccessfulState: b1.id, continuationPrompt: 'Finish the parser.' } }));
       await c.checkpoints.patch(c1.id, { executionState: { completedItems: ['design the grammar', 'tokenizer', 'parser'] } }, { ifMatch: 1 });
 
       // C is reassigned: it hands off explicitly to D. B tries to take it and is refused; D acknowledges.
       const handedC = await c.handoffs.start(c1.id, { trigger: 'explicit', toAgentId: 'agent-d', note: 'reassigned to the reviewer' });
-      expect(await task()).toEqual({ state: 'handing-off', holder: null, epoch: 4, latest: c1.id, openHandoff: handedC.handoff.id });
+      expect(await task()).toEqual({ state: 'handing-off', holder: null, epoch: 5, latest: c1.id, openHandoff: handedC.handoff.id });
       await expect(b.handoffs.ack(handedC.handoff.id, { agentId: 'agent-b' })).rejects.toMatchObject({ status: 409, code: 'handoff_not_for_agent' });
       const ackD = await d.handoffs.ack(handedC.handoff.id, { agentId: 'agent-d', agentType: 'reviewer' });
       const d1 = ackD.checkpoint;
-      expect(ackD.lease).toMatchObject({ agentId: 'agent-d', epoch: 5 });
+      expect(ackD.lease).toMatchObject({ agentId: 'agent-d', epoch: 6 });
       expect(d1).toMatchObject({ parentId: c1.id, iteration: 5, agentId: 'agent-d', agentType: 'reviewer', recovery: { continuationPrompt: 'Finish the parser.' } });
-      expect(await task()).toEqual({ state: 'working', holder: 'agent-d@5', epoch: 5, latest: d1.id, openHandoff: null });
+      expect(await task()).toEqual({ state: 'working', holder: 'agent-d@6', epoch: 6, latest: d1.id, openHandoff: null });
 
       // D finishes the task and lets go of it.
       await d.checkpoints.patch(d1.id, { executionState: { phase: 'reviewing' } }, { ifMatch: 1 });
       const final = await d.checkpoints.finalize(d1.id, { status: 'completed' });
       await d.leases.release(ackD.lease.leaseId);
       const finished = await orchestrator.tasks.get(TASK);
-      expect(summary(finished)).toEqual({ state: 'completed', holder: null, epoch: 5, latest: d1.id, openHandoff: null });
+      expect(summary(finished)).toEqual({ state: 'completed', holder: null, epoch: 6, latest: d1.id, openHandoff: null });
       expect(finished).toMatchObject({ finished: true, success: true, paused: false, blocked: null, recoveryPointId: d1.id, checkpoints: 5 });
 
       await feed.until((events) => events.some((e) => e.type === 'CHECKPOINT_FINALIZED' && e.subject === d1.id), 'D’s finalization');
@@ -175,7 +175,7 @@ describe('one task through four agents: context-limit handoff, crash and recover
 
       // The leases: epochs strictly increasing A < B < C < D, and how each ended.
       const leases = [leaseA.leaseId, ackB.lease.leaseId, doneC.lease.leaseId, ackD.lease.leaseId];
-      expect(leases.map((id) => audit.find((e) => lease(id)(e) && e.action === 'lease.acquired')!.details!.epoch)).toEqual([1, 2, 4, 5]);
+      expect(leases.map((id) => audit.find((e) => lease(id)(e) && e.action === 'lease.acquired')!.details!.epoch)).toEqual([1, 2, 5, 6]);
       expect(leases.map((id) => audit.filter(lease(id)).at(-1)!.action)).toEqual(['lease.released', 'lease.expired', 'lease.released', 'lease.released']);
       // Nobody revives an ended lease: renewing each is refused with the reason it ended.
       const renewals = await Promise.all([a, b, c, d].map((agent, i) => agent.leases.renew(leases[i]!).catch((e: unknown) => e)));
@@ -223,8 +223,8 @@ describe('one task through four agents: context-limit handoff, crash and recover
       expect(mine.filter((e) => e.type === 'LEASE_ACQUIRED').map((e) => [e.data.agentId, e.data.epoch])).toEqual([
         ['agent-a', 1],
         ['agent-b', 2],
-        ['agent-c', 4],
-        ['agent-d', 5],
+        ['agent-c', 5],
+        ['agent-d', 6],
       ]);
       expect(mine.filter((e) => e.type === 'AGENT_HANDOFF').map((e) => [e.data.fromAgentId, e.data.trigger, e.data.toAgentId ?? null])).toEqual([
         ['agent-a', 'context_limit', null],

@@ -66,9 +66,11 @@ describe('leases', () => {
     expect(await eventTypes(t, 't-4')).toEqual(['LEASE_ACQUIRED', 'LEASE_EXPIRED']);
     expectProblem(await call(t, 'POST', `/v1/leases/${lease.leaseId}/renew`, {}), 409, 'lease_expired');
     const task = await ok(t, 'GET', '/v1/tasks/t-4');
-    expect(task).toMatchObject({ lease: null, epoch: 1 });
-    // Without a live lease the task takes writes again; the expired holder's epoch still passes until a new lease is granted.
-    await create(t, 't-4', {}, epoch(1));
+    expect(task).toMatchObject({ lease: null, epoch: 2 });
+    // The expired holder is presumed dead: its epoch is refused at once; the task takes writes without a lease again.
+    expectProblem(await call(t, 'POST', '/v1/checkpoints', { taskId: 't-4', agentId: 'a' }, epoch(1)), 409, 'lease_superseded');
+    await create(t, 't-4');
+    expect((await ok(t, 'POST', '/v1/tasks/t-4/lease', { agentId: 'a', ttlMs: 5_000 }, {}, 201)).epoch).toBe(3);
   });
 
   it('answers lease requests with problems for bad input', async () => {
