@@ -145,10 +145,12 @@ export async function checkpointRevisions(ctx: ServiceContext, actor: Actor, che
   const page = await snapshot(ctx, actor.tenant, async (repo) => {
     const taskId = await repo.checkpoints.taskOf(checkpointId);
     if (taskId === undefined) return undefined;
-    const { entries, done } = await repo.checkpoints.revisionPage(checkpointId, position?.v, limit, repo.budget());
+    const budget = repo.budget();
+    const { entries, done } = await repo.checkpoints.revisionPage(checkpointId, position?.v, limit, budget);
     const items = entries.map((entry) => info(entry.raw, entry.version));
     const last = entries[entries.length - 1]?.version ?? position?.v;
-    if (!done || items.length >= limit) return { items, last, more: true };
+    // The current version is one more key: with no room left for it, it opens the next page.
+    if (!done || items.length >= limit || (items.length > 0 && !budget.allows(1))) return { items, last, more: true };
     items.push(info(await repo.checkpoints.raw(taskId, checkpointId).catch(() => undefined), undefined));
     return { items, last, more: false };
   });
@@ -242,8 +244,8 @@ export async function checkpointLineage(ctx: ServiceContext, actor: Actor, check
     for (;;) {
       const listed = page.ancestors.length + page.children.length;
       if (listed > 0 && full()) return more(after === undefined ? {} : { c: after });
-      const room = Math.max(1, Math.min(limit - listed, Math.floor(budget.keysLeft() / NODE_KEYS)));
-      // One more than fits says whether another page is needed.
+      // One more child than fits says whether another page is needed; its row is one key more.
+      const room = Math.max(1, Math.min(limit - listed, Math.floor((budget.keysLeft() - 1) / NODE_KEYS)));
       const ids = await repo.links.children(checkpointId, room + 1, after);
       for (const childId of ids.slice(0, room)) {
         const node = await lineageNode(repo, childId);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { StoreInitializer } from './initializer.js';
 import { atomicitySpec } from './atomicity.js';
+import { boundedReadsSpec } from './bounded-reads.js';
 import { commitOutcomeSpec } from './commit-outcome.js';
 import { durabilitySpec } from './durability.js';
 import { isolationSpec } from './isolation.js';
@@ -26,6 +27,7 @@ const SPECS = [
   onceSpec,
   commitOutcomeSpec,
   limitsSpec,
+  boundedReadsSpec,
   durabilitySpec,
 ];
 
