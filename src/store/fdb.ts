@@ -204,11 +204,14 @@ export class FdbStore implements Store {
         report(false);
         // The stamp must be requested before commit; only the last attempt's counts.
         attemptStamp = tn.getVersionstamp().promise;
+        // An attempt that does not commit never gets its stamp: that rejection is expected.
+        attemptStamp.catch(() => undefined);
         const view = new FdbTransactionView(tn, this.prefix, stamp, readOnly);
         last = { view, committing: false, reported: false };
         try {
           const value = await withinDeadline(body(view), view.limits.deadline(deadline));
-          view.limits.beforeCommit();
+          // A read-only body has nothing to commit: LMDB checks its limits only as it reads, and so does this.
+          if (!readOnly) view.limits.beforeCommit();
           last.committing = true;
           return value;
         } finally {
