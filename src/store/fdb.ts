@@ -39,7 +39,7 @@ const PING_OPTIONS: FdbTransactionOptions = { timeout: 2_000, retry_limit: 3, ma
 /**
  * How many times a transaction whose commit outcome stayed unknown after the
  * retry loop (1031 during the commit, or 1021 on the last retry) is run again
- * in a new loop, each with the full `timeoutMs`.
+ * in a new loop, each with the full `timeoutMs`; never more than `maxRetries`.
  */
 const UNKNOWN_OUTCOME_RERUNS = 2;
 
@@ -164,11 +164,13 @@ export class FdbStore implements Store {
    * the record if the first commit landed, and applies once if it did not.
    */
   private async run<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
+    // A caller that asked for no retries (the service, which has its own policy) gets `commit_unknown` and runs it again itself.
+    const reruns = Math.min(UNKNOWN_OUTCOME_RERUNS, options?.maxRetries ?? DEFAULT_TRANSACT_OPTIONS.maxRetries);
     for (let rerun = 0; ; rerun++) {
       try {
         return await this.loop(body, options);
       } catch (error) {
-        if (!(error instanceof StoreError) || error.code !== 'commit_unknown' || rerun >= UNKNOWN_OUTCOME_RERUNS) throw error;
+        if (!(error instanceof StoreError) || error.code !== 'commit_unknown' || rerun >= reruns) throw error;
       }
     }
   }
