@@ -4,25 +4,31 @@
  *
  * @module
  */
+import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
+import { adminRoutes } from './http/routes/admin.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
 import { eventRoutes } from './http/routes/events.js';
 import { formatRoutes } from './http/routes/formats.js';
 import { handoffRoutes } from './http/routes/handoffs.js';
+import { healthRoutes } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { leaseRoutes } from './http/routes/leases.js';
 import { recoveryRoutes } from './http/routes/recoveries.js';
 import { resumeRoutes } from './http/routes/resume.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { startReplayer } from './queue/replayer.js';
+import { WriteQueue } from './queue/write-queue.js';
 import type { ServiceContext, ServiceLogger } from './service/context.js';
 import { EventNotifier } from './service/events.js';
 import { integrityRecorder } from './service/integrity.js';
 import { startLeaseSweeper } from './service/leases.js';
 import { startOperationSweeper } from './service/operation-sweeper.js';
 import type { Signer } from './service/signing.js';
+import { FaultInjectingStore } from './store/faults.js';
 import type { Store } from './store/store.js';
 
 export interface AppOptions {
@@ -35,12 +41,18 @@ export interface AppOptions {
   /** How often live event streams poll the store besides being woken (ms). */
   eventPollMs?: number;
   now?: () => Date;
+  /** Wrap the store for fault injection (`--enable-fault-injection`) and expose `/v1/admin/faults`. */
+  faultInjection?: boolean;
 }
 
 const silent: ServiceLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { config, store } = options;
+  const { config } = options;
+  const faults = options.faultInjection ? new FaultInjectingStore(options.store) : undefined;
+  const store: Store = faults ?? options.store;
+  const now = options.now ?? (() => new Date());
+  const queue = config.queueMaxBytes > 0 ? (await WriteQueue.open({ dir: config.queueDir ?? join(config.dataDir, 'queue'), maxBytes: config.queueMaxBytes })).queue : undefined;
   const app = Fastify({ ...fastifyOptions(config), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
   const metrics = options.metrics ?? createMetrics();
   await registerPlugins(app, { config, metrics });
@@ -55,17 +67,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     signer: options.signer,
     maxCheckpointBytes: config.maxCheckpointBytes,
     eventSource: '/baton',
-    now: options.now ?? (() => new Date()),
+    now,
+    ...(queue ? { queue } : {}),
   };
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await store.ping();
-      return { status: 'ready', store: { name: store.name, status: 'ok' } };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', store: { name: store.name, status: 'unavailable' } });
-    }
+  await app.register(healthRoutes, { store, queue, now });
+  const replayer = queue ? startReplayer(ctx, queue, config.queueReplayMs) : undefined;
+  // Graceful close finishes the write being replayed, then closes the journal.
+  app.addHook('onClose', async () => {
+    await replayer?.stop();
+    await queue?.close();
   });
 
   const sweeper = startLeaseSweeper(ctx, config.leaseSweepMs);
@@ -82,5 +93,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(formatRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: options.signer });
+  await app.register(adminRoutes, { ctx, faults, onFaultsCleared: () => void replayer?.kick() });
   return app;
 }

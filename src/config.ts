@@ -49,6 +49,15 @@ export const configSchema = z.object({
   operationRetentionMs: z.coerce.number().int().min(60_000).max(365 * 24 * 60 * 60 * 1000).default(24 * 60 * 60 * 1000),
   /** How often operation records past their retention are looked for (ms). */
   operationSweepMs: z.coerce.number().int().min(10).max(24 * 60 * 60 * 1000).default(60_000),
+  /** The durable local write queue's directory; by default `queue` inside the data directory. */
+  queueDir: z.string().min(1).optional(),
+  /** The most bytes the write queue holds; full is 503 queue_full. 0 turns the queue off (writes answer 503 while the store is down). */
+  queueMaxBytes: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+  /** How often the queue checks whether the store is back (ms). */
+  queueReplayMs: z.coerce.number().int().min(10).max(60_000).default(500),
+  /** `production` refuses fault injection unless `allowFaults`. */
+  nodeEnv: z.string().default('development'),
+  allowFaults: z.enum(['0', '1']).default('0'),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -75,6 +84,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     recoveryWindowMs: env.BATON_RECOVERY_WINDOW_MS || undefined,
     operationRetentionMs: env.BATON_OPERATION_RETENTION_MS || undefined,
     operationSweepMs: env.BATON_OPERATION_SWEEP_MS || undefined,
+    queueDir: env.BATON_QUEUE_DIR || undefined,
+    queueMaxBytes: env.BATON_QUEUE_MAX_BYTES || undefined,
+    queueReplayMs: env.BATON_QUEUE_REPLAY_MS || undefined,
+    nodeEnv: env.NODE_ENV || undefined,
+    allowFaults: env.BATON_ALLOW_FAULTS || undefined,
   });
   if (!parsed.success) {
     const names: Record<string, string> = {
@@ -97,6 +111,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recoveryWindowMs: 'BATON_RECOVERY_WINDOW_MS',
       operationRetentionMs: 'BATON_OPERATION_RETENTION_MS',
       operationSweepMs: 'BATON_OPERATION_SWEEP_MS',
+      queueDir: 'BATON_QUEUE_DIR',
+      queueMaxBytes: 'BATON_QUEUE_MAX_BYTES',
+      queueReplayMs: 'BATON_QUEUE_REPLAY_MS',
+      nodeEnv: 'NODE_ENV',
+      allowFaults: 'BATON_ALLOW_FAULTS',
     };
     const lines = parsed.error.issues.map((issue) => {
       const field = String(issue.path[0] ?? '');

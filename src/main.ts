@@ -22,9 +22,17 @@ const DRAIN_MS = 10_000;
 /** How often the server checks that the process that started it is still there. */
 const PARENT_POLL_MS = 250;
 
+/** The command-line flag that exposes POST /v1/admin/faults; never on by default. */
+const FAULT_FLAG = '--enable-fault-injection';
+
 async function main(): Promise<void> {
   const config = loadConfig();
   logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
+  const faultInjection = process.argv.includes(FAULT_FLAG);
+  if (faultInjection && config.nodeEnv === 'production' && config.allowFaults !== '1') {
+    throw new ConfigError(`${FAULT_FLAG} is refused with NODE_ENV=production; set BATON_ALLOW_FAULTS=1 as well to rehearse an outage in production.`);
+  }
+  if (faultInjection) logger.warn({}, 'fault injection is enabled: admins can make the store unavailable through POST /v1/admin/faults');
   const store = await openStore(config);
   // Over FoundationDB instances share no disk, so each would sign with its own key: signing there needs a configured key.
   const signer = config.signingKeyFile
@@ -32,7 +40,7 @@ async function main(): Promise<void> {
     : config.store === 'lmdb'
       ? loadOrCreateSigner(join(config.dataDir, 'signing-key.pem'))
       : undefined;
-  const app = await buildApp({ config, store, logger, ...(signer ? { signer } : {}) });
+  const app = await buildApp({ config, store, logger, faultInjection, ...(signer ? { signer } : {}) });
   await app.listen({ port: config.port, host: config.host });
 
   let closing = false;

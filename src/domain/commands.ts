@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { CheckpointInput, FinalStatus } from './checkpoint.js';
+import type { Checkpoint, CheckpointInput, FinalStatus } from './checkpoint.js';
 import type { HandoffOptions } from './handoff.js';
 import type { Failure } from './recovery.js';
 import type { SettableState } from './task-state.js';
@@ -164,6 +164,23 @@ export interface SetTaskState extends CommandBase {
 
 /** The writes the local queue accepts while the store is unavailable: an agent's own checkpoint writes and its handoff. */
 export type QueueableCommand = CheckpointCommand | StartHandoff;
+
+/** The checkpoint a queueable command changes (a link changes its child). */
+export function checkpointOf(command: QueueableCommand): string {
+  return command.kind === 'checkpoint.link' ? command.childId : command.checkpointId;
+}
+
+/** The answer to a write the local queue accepted for later: what the client will see once it applies. */
+export interface Queued {
+  queued: true;
+  operationId: string;
+  checkpointId: string;
+  /** The version the write makes, when it is known now (a create; a change with If-Match, or over a queued checkpoint). */
+  version?: number;
+  /** The checkpoint as it will be, when the queue knows it whole (a queued create and what is queued after it). */
+  checkpoint?: Checkpoint;
+  handoffId?: string;
+}
 
 export type LeaseCommand = AcquireLease | RenewLease | ReleaseLease | ExpireLease;
 export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState;

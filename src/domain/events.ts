@@ -1,6 +1,8 @@
 /**
  * The events Baton announces: CloudEvents 1.0, one type per state change
- * (DESIGN §3). Written in the same transaction as the change they describe.
+ * (DESIGN §3), and WRITE_DEAD_LETTERED for a queued write that could no
+ * longer apply (DESIGN §5). Written in the same transaction as the change
+ * they describe.
  *
  * @module
  */
@@ -18,6 +20,7 @@ export const EVENT_TYPES = [
   'CHECKPOINT_CORRUPTED',
   'LEASE_ACQUIRED',
   'LEASE_EXPIRED',
+  'WRITE_DEAD_LETTERED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

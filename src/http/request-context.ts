@@ -8,11 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Actor, CommandBase } from '../domain/commands.js';
+import type { Actor, CommandBase, Queued } from '../domain/commands.js';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from '../service/context.js';
-import type { CheckpointDoc } from '../service/repository/repository.js';
+import { CheckpointDoc, toStored } from '../service/repository/repository.js';
 
 export function actorOf(request: FastifyRequest): Actor {
   const { role, tenant, subject } = request.principal;
@@ -112,9 +112,23 @@ export function scoped(ctx: ServiceContext, request: FastifyRequest): ServiceCon
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Answers one stored checkpoint from its stored text, with its ETag. */
-export function sendDoc(reply: FastifyReply, doc: CheckpointDoc, status = 200): FastifyReply {
-  return reply.code(status).header('ETag', etag(doc.version)).type(JSON_TYPE).send(doc.json);
+/** Answers one stored checkpoint from its stored text, with its ETag; a view with writes still queued is marked `queued`. */
+export function sendDoc(reply: FastifyReply, doc: CheckpointDoc, status = 200, queued = false): FastifyReply {
+  reply.code(status).header('ETag', etag(doc.version)).type(JSON_TYPE);
+  if (!queued) return reply.send(doc.json);
+  return reply.header('Baton-Queued', 'true').send(`{"queued":true,${doc.json.slice(1)}`);
+}
+
+/**
+ * Answers a write the local queue accepted: 202, `Baton-Queued: true`, the
+ * ids the client will see, the version when known, and the checkpoint as it
+ * will be when the queue knows it whole.
+ */
+export function sendQueued(reply: FastifyReply, queued: Queued): FastifyReply {
+  reply.header('Baton-Queued', 'true').header('Location', `/v1/checkpoints/${queued.checkpointId}`);
+  if (queued.version !== undefined) reply.header('ETag', etag(queued.version));
+  const { checkpoint, ...ids } = queued;
+  return sendWithDocs(reply, 202, ids, checkpoint ? { checkpoint: new CheckpointDoc(toStored(checkpoint).stored) } : {});
 }
 
 /** Answers a list of stored checkpoints (`{ items, ... }`) by joining their stored texts. */

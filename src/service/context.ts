@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { Actor } from '../domain/commands.js';
+import type { Checkpoint } from '../domain/checkpoint.js';
+import type { Actor, QueueableCommand, Queued } from '../domain/commands.js';
 import type { BreakerSettings } from '../domain/recovery.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
@@ -33,6 +34,20 @@ export interface CommitNotifier {
   subscribe(listener: (tenant: string) => void): () => void;
 }
 
+/**
+ * The durable local write queue, as the service sees it (src/queue holds it):
+ * where writes go while the store is unavailable, and what reads lay over
+ * the stored version of a checkpoint with writes still queued.
+ */
+export interface QueuePort {
+  readonly depth: number;
+  holds(tenant: string, taskId: string | undefined, checkpointId: string | undefined): boolean;
+  touches(tenant: string, checkpointId: string): boolean;
+  taskOf(tenant: string, checkpointId: string): string | undefined;
+  enqueue(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued>;
+  overlay(tenant: string, checkpointId: string, base: Checkpoint | undefined): Checkpoint | undefined;
+}
+
 export interface ServiceContext {
   store: Store;
   metrics: Metrics;
@@ -43,6 +58,8 @@ export interface ServiceContext {
   signer: Signer | undefined;
   /** The largest encoded checkpoint accepted, in bytes. */
   maxCheckpointBytes: number;
+  /** Where writes go while the store is unavailable; absent when the queue is off. */
+  queue?: QueuePort;
   /** The circuit breaker of recoveries. */
   breaker: BreakerSettings;
   /** The CloudEvents `source` of this deployment. */

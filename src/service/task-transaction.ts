@@ -54,18 +54,7 @@ export async function runInTask<T>(
       now,
       audit: ({ agentId, ...draft }) =>
         drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
-      event: (draft) =>
-        events.push({
-          specversion: '1.0',
-          // A rerun body may mint other event ids: only the attempt that commits is ever seen.
-          id: randomUUID(),
-          source: ctx.eventSource,
-          type: draft.type,
-          time: now,
-          subject: draft.subject,
-          datacontenttype: 'application/json',
-          data: { tenant: actor.tenant, taskId, ...draft.data },
-        }),
+      event: (draft) => events.push(cloudEvent(ctx, actor.tenant, taskId, draft, now)),
     });
     const sealed = sealEntries(taskId, head.audit, drafts);
     repo.audit.append(sealed.entries);
@@ -90,6 +79,21 @@ export async function runInTask<T>(
     if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');
     throw error;
   }
+}
+
+/** The CloudEvent of `draft`, about task `taskId`. */
+export function cloudEvent(ctx: ServiceContext, tenant: string, taskId: string, draft: EventDraft, now: string): CloudEvent {
+  return {
+    specversion: '1.0',
+    // A rerun body may mint other event ids: only the attempt that commits is ever seen.
+    id: randomUUID(),
+    source: ctx.eventSource,
+    type: draft.type,
+    time: now,
+    subject: draft.subject,
+    datacontenttype: 'application/json',
+    data: { tenant, taskId, ...draft.data },
+  };
 }
 
 /**

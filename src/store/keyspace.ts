@@ -49,6 +49,8 @@ export const SPACES = {
   operations: 'op',
   /** `(name)` → counters and other small state of the tenant. */
   meta: 'meta',
+  /** `(operationId)` → a queued write that could no longer apply when replayed. */
+  deadLetters: 'dead',
 } as const;
 
 export type SpaceName = keyof typeof SPACES;

@@ -26,12 +26,15 @@ export function removeDir(dir: string | undefined): void {
 }
 
 /** Starts `src/main.ts` on `dataDir` with the test tokens; rejects when it is not listening within `timeoutMs`. */
-export async function startBaton(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<RunningServer> {
-  const server = startServer({
-    BATON_DATA_DIR: dataDir,
-    BATON_TOKENS: `writer:${TOKENS.writer},auditor:${TOKENS.auditor},admin:${TOKENS.admin}`,
-    ...env,
-  });
+export async function startBaton(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000, args: readonly string[] = []): Promise<RunningServer> {
+  const server = startServer(
+    {
+      BATON_DATA_DIR: dataDir,
+      BATON_TOKENS: `writer:${TOKENS.writer},auditor:${TOKENS.auditor},admin:${TOKENS.admin}`,
+      ...env,
+    },
+    args,
+  );
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`The server did not listen within ${timeoutMs} ms: ${server.output()}`)), timeoutMs);

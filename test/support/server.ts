@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /** Starts `src/main.ts` as `npm start` does, on a free port, and resolves with its base URL. */
-export function startServer(env: Record<string, string>): { child: ChildProcess; url: Promise<string>; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+export function startServer(env: Record<string, string>, args: readonly string[] = []): { child: ChildProcess; url: Promise<string>; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     env: { ...process.env, PORT: "0", LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -100,7 +100,8 @@ function fastifyStatus(error: Error): number | undefined {
 /** Maps any error to a problem; pure, so the mapping is the same wherever it is used. */
 export function toProblem(error: Error): Problem {
   if (error instanceof AppError) {
-    return { code: error.code, detail: error.detail, errors: error.errors, extra: error.extra };
+    // A 503 (store unavailable, queue full) passes: say when to try again.
+    return { code: error.code, detail: error.detail, errors: error.errors, extra: error.extra, ...(error.status === 503 ? { headers: { 'retry-after': '1' } } : {}) };
   }
   if (error instanceof StoreError) {
     if (TRANSIENT_STORE_CODES.has(error.code)) return { code: 'store_unavailable', headers: { 'retry-after': '1' } };

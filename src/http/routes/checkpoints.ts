@@ -8,20 +8,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { checkpointInput } from '../../domain/checkpoint.js';
+import type { Queued } from '../../domain/commands.js';
 import { newId } from '../../domain/ids.js';
 import { AppError } from '../../errors.js';
-import { checkpointLineage, checkpointRevisions, getCheckpoint } from '../../service/checkpoint-reads.js';
+import { checkpointLineage, checkpointRevisions } from '../../service/checkpoint-reads.js';
 import type { WriteResult } from '../../service/checkpoint-writes.js';
 import type { ServiceContext } from '../../service/context.js';
-import { execute } from '../../service/execute.js';
+import { readCheckpoint } from '../../service/queued-reads.js';
+import { submit } from '../../service/submit.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
-import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, writeCommand } from '../request-context.js';
+import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, sendQueued, writeCommand } from '../request-context.js';
 import { finalizeBody, idParams, linkBody, searchQuery, versionQuery } from '../schemas.js';
 
 const tags = ['checkpoints'];
 
-/** Answers a write with the checkpoint it stored. */
-function sendWritten(reply: FastifyReply, written: WriteResult, status = 200): FastifyReply {
+/** Answers a write with the checkpoint it stored, or, when the store was unavailable, the queue's 202. */
+function sendWritten(reply: FastifyReply, written: WriteResult | Queued, status = 200): FastifyReply {
+  if ('queued' in written) return sendQueued(reply, written);
   markReplay(reply, written.replayed);
   return sendDoc(reply, written.doc, status);
 }
@@ -32,17 +35,17 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: {
   app.post('/v1/checkpoints', { schema: { tags, summary: 'Create a checkpoint', body: checkpointInput } }, async (request, reply) => {
     const ctx = scoped(shared, request);
     const command = { ...writeCommand(ctx, request), kind: 'checkpoint.create', taskId: request.body.taskId, checkpointId: newId(), input: request.body } as const;
-    const written = await execute(ctx, command);
+    const written = await submit(ctx, command);
     reply.header('Location', `/v1/checkpoints/${written.checkpointId}`);
     return sendWritten(reply, written, 201);
   });
 
   app.get('/v1/checkpoints/:id', { schema: { tags, summary: 'Read a checkpoint (hash verified)', params: idParams, querystring: versionQuery } }, async (request, reply) => {
-    const doc = await getCheckpoint(scoped(shared, request), actorOf(request), request.params.id, request.query.version);
+    const { doc, queued } = await readCheckpoint(scoped(shared, request), actorOf(request), request.params.id, request.query.version);
     if (request.query.version === undefined && noneMatch(request.headers['if-none-match'], doc.version)) {
       return reply.code(304).header('ETag', etag(doc.version)).send();
     }
-    return sendDoc(reply, doc);
+    return sendDoc(reply, doc, 200, queued);
   });
 
   app.patch(
@@ -51,7 +54,7 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: {
     async (request, reply) => {
       const ctx = scoped(shared, request);
       const command = { ...writeCommand(ctx, request, 'required'), kind: 'checkpoint.update', checkpointId: request.params.id, patch: request.body } as const;
-      return sendWritten(reply, await execute(ctx, command));
+      return sendWritten(reply, await submit(ctx, command));
     },
   );
 
@@ -68,7 +71,7 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: {
         status,
         ...(signature ? { signature } : {}),
       } as const;
-      return sendWritten(reply, await execute(ctx, command));
+      return sendWritten(reply, await submit(ctx, command));
     },
   );
 
@@ -79,7 +82,8 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: {
       const ctx = scoped(shared, request);
       const { id: parentId } = request.params;
       const command = { ...writeCommand(ctx, request), kind: 'checkpoint.link', parentId, childId: request.body.childId } as const;
-      const written = await execute(ctx, command);
+      const written = await submit(ctx, command);
+      if ('queued' in written) return sendQueued(reply, written);
       markReplay(reply, written.replayed);
       const head = JSON.stringify({ parentId, childId: written.checkpointId });
       return reply.code(201).header('ETag', etag(written.version)).type('application/json; charset=utf-8').send(`${head.slice(0, -1)},"child":${written.doc.json}}`);

@@ -15,8 +15,8 @@ import { AppError } from '../../errors.js';
 import { decodeUtf8, FORMATS, FormatError, type ImportFormatName } from '../../formats/index.js';
 import { getCheckpoint } from '../../service/checkpoint-reads.js';
 import type { ServiceContext } from '../../service/context.js';
-import { execute } from '../../service/execute.js';
-import { actorOf, markReplay, scoped, sendWithDocs, writeCommand } from '../request-context.js';
+import { submit } from '../../service/submit.js';
+import { actorOf, markReplay, scoped, sendQueued, sendWithDocs, writeCommand } from '../request-context.js';
 import { exportQuery, idParams, importQuery } from '../schemas.js';
 
 /** The media types each format's documents may be sent as. */
@@ -74,7 +74,8 @@ export async function formatRoutes(base: FastifyInstance, { ctx: shared }: { ctx
       if (!Buffer.isBuffer(request.body)) throw new AppError('validation_failed', { errors: [{ field: 'body', message: 'send the document as the request body' }] });
       const input = readDocument(format, request.body, { ...(taskId ? { taskId } : {}), ...(agentId ? { agentId } : {}) });
       const ctx = scoped(shared, request);
-      const written = await execute(ctx, { ...writeCommand(ctx, request), kind: 'checkpoint.create', taskId: input.taskId, checkpointId: newId(), input });
+      const written = await submit(ctx, { ...writeCommand(ctx, request), kind: 'checkpoint.create', taskId: input.taskId, checkpointId: newId(), input });
+      if ('queued' in written) return sendQueued(reply, written);
       markReplay(reply, written.replayed);
       reply.header('Location', `/v1/checkpoints/${written.checkpointId}`).header('ETag', `"${written.version}"`);
       return sendWithDocs(reply, 201, {}, { checkpoint: written.doc });

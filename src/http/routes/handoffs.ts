@@ -11,7 +11,8 @@ import { newId } from '../../domain/ids.js';
 import type { ServiceContext } from '../../service/context.js';
 import { execute } from '../../service/execute.js';
 import { readHandoff } from '../../service/handoff.js';
-import { actorOf, markReplay, scoped, sendWithDocs, traceparentOf, writeCommand } from '../request-context.js';
+import { submit } from '../../service/submit.js';
+import { actorOf, markReplay, scoped, sendQueued, sendWithDocs, traceparentOf, writeCommand } from '../request-context.js';
 import { handoffBody, idParams, successorBody } from '../schemas.js';
 import { leaseView } from './leases.js';
 
@@ -26,7 +27,7 @@ export async function handoffRoutes(base: FastifyInstance, { ctx: shared }: { ct
     async (request, reply) => {
       const ctx = scoped(shared, request);
       const traceparent = traceparentOf(request);
-      const started = await execute(ctx, {
+      const started = await submit(ctx, {
         ...writeCommand(ctx, request),
         kind: 'handoff.start',
         checkpointId: request.params.id,
@@ -34,6 +35,7 @@ export async function handoffRoutes(base: FastifyInstance, { ctx: shared }: { ct
         ...request.body,
         ...(traceparent ? { traceparent } : {}),
       });
+      if ('queued' in started) return sendQueued(reply, started);
       markReplay(reply, started.replayed);
       reply.header('Location', `/v1/handoffs/${started.handoff.id}`);
       return sendWithDocs(reply, 201, { handoff: started.handoff, continuationPrompt: started.continuationPrompt }, { checkpoint: started.checkpoint });

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { DeadLetter } from '../../domain/dead-letter.js';
 import type { Handoff } from '../../domain/handoff.js';
 import type { Lease } from '../../domain/leases.js';
 import type { Recovery } from '../../domain/recovery.js';
@@ -36,6 +37,7 @@ export class Repository {
   readonly recoveries: RecordRows<Recovery>;
   readonly leases: RecordRows<Lease>;
   readonly leaseExpiry: LeaseExpiryRows;
+  readonly deadLetters: RecordRows<DeadLetter>;
   private readonly tx: Transaction;
 
   constructor(tx: Transaction, tenant: string) {
@@ -52,6 +54,7 @@ export class Repository {
     this.recoveries = new RecordRows(tx, ks.recoveries);
     this.leases = new RecordRows(tx, ks.leases);
     this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
+    this.deadLetters = new RecordRows(tx, ks.deadLetters);
   }
 
   /** A read budget over this transaction's own counters ({@link READ_BUDGET}). */

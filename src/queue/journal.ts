@@ -1,0 +1,185 @@
+/**
+ * The write queue's file: an append-only log of records, each
+ * `[length: u32 BE][checksum: 8 bytes][payload: length bytes of JSON]`, where
+ * the checksum is the first 8 bytes of the payload's SHA-256. An append is
+ * acknowledged only once fsynced; appends that arrive together share one
+ * fsync. A crash can leave a torn record at the end: opening the journal
+ * reads records until the first that is short or fails its checksum, and cuts
+ * the file there, so a partial record is never replayed and every record that
+ * was acknowledged is kept. Which records are done is kept in a second small
+ * file (`applied`), the count of records applied from the start, written
+ * atomically (temp file, fsync, rename); when every record is done the log is
+ * emptied.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const HEADER_BYTES = 12;
+/** No single queued write is larger than this; a longer length field means a torn or damaged header. */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+function checksum(payload: Buffer): Buffer {
+  return createHash('sha256').update(payload).digest().subarray(0, 8);
+}
+
+export function encodeRecord(value: unknown): Buffer {
+  const payload = Buffer.from(JSON.stringify(value), 'utf8');
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt32BE(payload.length, 0);
+  checksum(payload).copy(header, 4);
+  return Buffer.concat([header, payload]);
+}
+
+/** The whole records at the start of `bytes`, and where the first torn or damaged one begins. */
+export function decodeRecords(bytes: Buffer): { records: unknown[]; validBytes: number } {
+  const records: unknown[] = [];
+  let at = 0;
+  while (at + HEADER_BYTES <= bytes.length) {
+    const length = bytes.readUInt32BE(at);
+    if (length > MAX_RECORD_BYTES || at + HEADER_BYTES + length > bytes.length) break;
+    const payload = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
+    if (!checksum(payload).equals(bytes.subarray(at + 4, at + HEADER_BYTES))) break;
+    let value: unknown;
+    try {
+      value = JSON.parse(payload.toString('utf8'));
+    } catch {
+      break;
+    }
+    records.push(value);
+    at += HEADER_BYTES + length;
+  }
+  return { records, validBytes: at };
+}
+
+export class Journal {
+  private handle: FileHandle | undefined;
+  private size: number;
+  /** Appends waiting for the next fsync, with their callers. */
+  private batch: { bytes: Buffer; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private flushing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly logPath: string,
+    private readonly appliedPath: string,
+    size: number,
+  ) {
+    this.size = size;
+  }
+
+  /**
+   * Opens (or creates) the journal in `dir` and answers the records still to
+   * apply, in order. A torn tail is cut before anything else happens.
+   */
+  static async open(dir: string): Promise<{ journal: Journal; pending: unknown[]; cut: number }> {
+    mkdirSync(dir, { recursive: true });
+    const logPath = join(dir, 'queue.log');
+    const appliedPath = join(dir, 'applied');
+    const bytes = readOrEmpty(logPath);
+    const { records, validBytes } = decodeRecords(bytes);
+    const cut = bytes.length - validBytes;
+    if (cut > 0) truncateDurably(logPath, validBytes);
+    const applied = Math.min(readApplied(appliedPath), records.length);
+    const journal = new Journal(logPath, appliedPath, validBytes);
+    journal.handle = await open(logPath, 'a');
+    return { journal, pending: records.slice(applied), cut };
+  }
+
+  /** Bytes in the log, applied records included until the log is emptied. */
+  get bytes(): number {
+    return this.size;
+  }
+
+  /** Appends `value` and resolves once it is on disk. */
+  append(value: unknown): Promise<void> {
+    const bytes = encodeRecord(value);
+    if (bytes.length - HEADER_BYTES > MAX_RECORD_BYTES) return Promise.reject(new RangeError('The record is larger than the queue takes.'));
+    return new Promise((resolve, reject) => {
+      this.batch.push({ bytes, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Writes every waiting append with one write and one fsync; appends made meanwhile go in the next round. */
+  private async flush(): Promise<void> {
+    // Let appends made in the same turn join this batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.batch.length > 0) {
+      const batch = this.batch;
+      this.batch = [];
+      const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
+      try {
+        if (this.handle === undefined) throw new Error('The write queue is closed.');
+        await this.handle.write(bytes);
+        await this.handle.datasync();
+        this.size += bytes.length;
+        for (const entry of batch) entry.resolve();
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** Records that the first `count` records are applied; empties the log once `count` covers it all. */
+  markApplied(count: number, total: number): void {
+    if (count >= total && this.batch.length === 0 && this.flushing === undefined) {
+      // Everything is applied. The count goes to 0 before the log is emptied: a crash between the two
+      // replays records already applied, which their operation ids turn into no-ops; the other order
+      // could skip records appended after the crash.
+      writeAtomically(this.appliedPath, '0');
+      truncateDurably(this.logPath, 0);
+      this.size = 0;
+      return;
+    }
+    writeAtomically(this.appliedPath, String(count));
+  }
+
+  async close(): Promise<void> {
+    await this.flushing;
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+}
+
+function readOrEmpty(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
+function readApplied(path: string): number {
+  try {
+    const value = Number(readFileSync(path, 'utf8').trim());
+    return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.tmp`;
+  const fd = openSync(temp, 'w');
+  try {
+    writeFileSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, path);
+}
+
+function truncateDurably(path: string, length: number): void {
+  const fd = openSync(path, 'r+');
+  try {
+    ftruncateSync(fd, length);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The replayer of the write queue: while writes wait and the store answers,
+ * it applies them oldest first, each through the same handler as a live
+ * write, with its operation id recorded in the same transaction as its
+ * effect, so that a replay after a crash (or after FoundationDB's "commit
+ * unknown result") applies once. A write the store refuses goes to the
+ * dead-letter list; an outage stops the replay until the next try. Stopping
+ * finishes the write in progress first.
+ *
+ * @module
+ */
+import type { ServiceContext } from '../service/context.js';
+import { recordDeadLetter } from '../service/dead-letters.js';
+import { execute } from '../service/execute.js';
+import { isOutage } from '../service/submit.js';
+import type { WriteQueue } from './write-queue.js';
+
+export interface Replayer {
+  stop(): Promise<void>;
+  /** Runs a pass now (tests, and right after a fault is cleared). */
+  kick(): Promise<void>;
+}
+
+export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs: number): Replayer {
+  let running: Promise<void> | undefined;
+  let stopping = false;
+
+  const report = (): void => {
+    ctx.metrics.queueDepth.set(queue.depth);
+    const oldest = queue.oldest;
+    ctx.metrics.queueAgeSeconds.set(oldest === undefined ? 0 : Math.max(0, (ctx.now().getTime() - Date.parse(oldest)) / 1000));
+  };
+
+  const pass = async (): Promise<void> => {
+    report();
+    if (queue.depth === 0) return;
+    try {
+      await ctx.store.ping();
+    } catch {
+      return;
+    }
+    for (let record = queue.peek(); record !== undefined && !stopping; record = queue.peek()) {
+      try {
+        await execute(ctx, { ...record.command, fromQueue: true });
+      } catch (error) {
+        if (isOutage(error)) break;
+        await recordDeadLetter(ctx, record, error);
+      }
+      queue.done();
+      report();
+    }
+    if (queue.depth === 0) ctx.log.info({}, 'write queue drained');
+  };
+
+  const run = (): Promise<void> => {
+    running ??= pass()
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'write queue replay failed; retrying at the next pass'))
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+
+  const timer = setInterval(() => void run(), intervalMs);
+  timer.unref();
+  void run();
+  return {
+    async stop() {
+      stopping = true;
+      clearInterval(timer);
+      await running;
+    },
+    kick: run,
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * The durable local write queue (DESIGN §5). When the store cannot be
+ * reached, a write command is validated as usual, appended to the journal and
+ * fsynced, and answered 202 with the ids the client will see later; writes
+ * to a task that has queued writes queue behind them, so each task's writes
+ * apply in the order they were accepted. A replayer applies the queue, in
+ * order, once the store answers again; each command's operation id is
+ * recorded with its effect, so a replay after a crash applies it once. A
+ * command that can no longer apply goes to the dead-letter list.
+ *
+ * Reads of a checkpoint with queued writes see them: the queue keeps, for
+ * each checkpoint it touches, the commands still to apply, and lays them over
+ * the stored version (or over the queued create).
+ *
+ * @module
+ */
+import { buildCheckpoint, changeable, finalize, linkTo, mergePatch, nextVersion, type Ruled } from '../domain/changes.js';
+import type { Checkpoint } from '../domain/checkpoint.js';
+import { checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
+import { handoffFinal } from '../domain/handoff.js';
+import { AppError } from '../errors.js';
+import { refused } from '../service/checkpoint-writes.js';
+import type { QueuePort } from '../service/context.js';
+import { Journal } from './journal.js';
+
+/** One accepted write as the journal keeps it. */
+export interface QueuedRecord {
+  enqueuedAt: string;
+  /** The task the write belongs to, when it was known on acceptance (always for a create). */
+  taskId?: string;
+  command: QueueableCommand;
+}
+
+export interface WriteQueueOptions {
+  dir: string;
+  /** The most bytes the journal may hold; a write past it is 503 queue_full. */
+  maxBytes: number;
+}
+
+/** Ids are scoped by tenant: one tenant's queued writes are invisible to another. */
+function scoped(tenant: string, id: string): string {
+  return `${tenant}\u0000${id}`;
+}
+
+export class WriteQueue implements QueuePort {
+  private readonly pending: QueuedRecord[];
+  /** Records applied since the journal was last emptied (the journal counts from its start). */
+  private applied = 0;
+  private readonly tasks = new Map<string, number>();
+  private readonly checkpoints = new Map<string, number>();
+  /** Checkpoints known only to the queue: a queued create, with the task it belongs to. */
+  private readonly taskOfQueued = new Map<string, string>();
+
+  private constructor(
+    private readonly journal: Journal,
+    pending: unknown[],
+    private readonly maxBytes: number,
+  ) {
+    this.pending = pending as QueuedRecord[];
+    for (const record of this.pending) this.count(record, +1);
+  }
+
+  static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
+    const { journal, pending, cut } = await Journal.open(options.dir);
+    return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
+  }
+
+  get depth(): number {
+    return this.pending.length;
+  }
+
+  /** When the oldest waiting write was accepted, or undefined when none waits. */
+  get oldest(): string | undefined {
+    return this.pending[0]?.enqueuedAt;
+  }
+
+  get bytes(): number {
+    return this.journal.bytes;
+  }
+
+  /** Whether writes to `taskId`, or to `checkpointId`, wait in the queue: a new one must queue behind them. */
+  holds(tenant: string, taskId: string | undefined, checkpointId: string | undefined): boolean {
+    return (taskId !== undefined && this.tasks.has(scoped(tenant, taskId))) || (checkpointId !== undefined && this.checkpoints.has(scoped(tenant, checkpointId)));
+  }
+
+  /** The task of a checkpoint created in the queue, for writes that name only the checkpoint. */
+  taskOf(tenant: string, checkpointId: string): string | undefined {
+    return this.taskOfQueued.get(scoped(tenant, checkpointId));
+  }
+
+  /** The next write to apply, oldest first. */
+  peek(): QueuedRecord | undefined {
+    return this.pending[0];
+  }
+
+  /** The oldest write has been applied (or dead-lettered): it leaves the queue for good. */
+  done(): void {
+    const record = this.pending.shift();
+    if (record === undefined) return;
+    this.count(record, -1);
+    this.applied += 1;
+    this.journal.markApplied(this.applied, this.applied + this.pending.length);
+    if (this.pending.length === 0) this.applied = 0;
+  }
+
+  /**
+   * Accepts `command` for later: checks what can be checked without the
+   * store (against the queued version when the checkpoint is the queue's
+   * own), appends it, and answers once it is on disk.
+   */
+  async enqueue(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued> {
+    const answer = this.answer(command);
+    const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
+    const size = Buffer.byteLength(JSON.stringify(record)) + 12;
+    if (this.journal.bytes + size > this.maxBytes) throw new AppError('queue_full');
+    await this.journal.append(record);
+    this.pending.push(record);
+    this.count(record, +1);
+    return answer;
+  }
+
+  /** The checkpoint with the writes queued for it laid over `base` (the stored version, or none for a queued create). */
+  overlay(tenant: string, checkpointId: string, base: Checkpoint | undefined): Checkpoint | undefined {
+    let current = base;
+    for (const { command } of this.pending) {
+      if (command.actor.tenant !== tenant || checkpointOf(command) !== checkpointId) continue;
+      const next = applyQueued(current, command);
+      // A write that will not apply (it will be dead-lettered) leaves the view as it was.
+      if (next.ok) current = next.next;
+    }
+    return current;
+  }
+
+  /** Whether writes to `checkpointId` wait in the queue. */
+  touches(tenant: string, checkpointId: string): boolean {
+    return this.checkpoints.has(scoped(tenant, checkpointId));
+  }
+
+  close(): Promise<void> {
+    return this.journal.close();
+  }
+
+  private answer(command: QueueableCommand): Queued {
+    const checkpointId = checkpointOf(command);
+    const base: Queued = { queued: true, operationId: command.operationId, checkpointId };
+    if (command.kind === 'handoff.start') base.handoffId = command.handoffId;
+    const known = command.kind === 'checkpoint.create' ? undefined : this.overlay(command.actor.tenant, checkpointId, undefined);
+    if (command.kind !== 'checkpoint.create' && known === undefined) {
+      // The checkpoint is in the store: only If-Match tells the version this write will make.
+      const ifMatch = 'ifMatch' in command ? command.ifMatch : undefined;
+      return ifMatch === undefined ? base : { ...base, version: ifMatch + 1 };
+    }
+    const next = applyQueued(known, command);
+    if (!next.ok) throw refused(next.refusal, checkpointId);
+    return { ...base, version: next.next.version, checkpoint: next.next };
+  }
+
+  private count(record: QueuedRecord, delta: 1 | -1): void {
+    const { command } = record;
+    const { tenant } = command.actor;
+    const checkpointId = scoped(tenant, checkpointOf(command));
+    const task = record.taskId ?? (command.kind === 'checkpoint.create' ? command.taskId : this.taskOfQueued.get(checkpointId));
+    if (command.kind === 'checkpoint.create') {
+      if (delta > 0) this.taskOfQueued.set(checkpointId, command.taskId);
+      else this.taskOfQueued.delete(checkpointId);
+    }
+    bump(this.checkpoints, checkpointId, delta);
+    if (task !== undefined) bump(this.tasks, scoped(tenant, task), delta);
+  }
+}
+
+function bump(map: Map<string, number>, key: string, delta: number): void {
+  const next = (map.get(key) ?? 0) + delta;
+  if (next <= 0) map.delete(key);
+  else map.set(key, next);
+}
+
+/** What `command` makes of `current` by the same rules as the live write path. */
+export function applyQueued(current: Checkpoint | undefined, command: QueueableCommand): Ruled {
+  if (command.kind === 'checkpoint.create') return { ok: true, next: buildCheckpoint(command.input, command.checkpointId, command.at) };
+  if (current === undefined) return { ok: false, refusal: { code: 'validation_failed', errors: [{ field: 'checkpointId', message: 'is not known to the queue' }] } };
+  const blocked = changeable(current, 'ifMatch' in command ? command.ifMatch : undefined);
+  if (blocked) return { ok: false, refusal: blocked };
+  let ruled: Ruled;
+  switch (command.kind) {
+    case 'checkpoint.update':
+      ruled = mergePatch(current, command.patch);
+      break;
+    case 'checkpoint.finalize':
+      ruled = finalize(current, command.status, command.at);
+      break;
+    case 'checkpoint.link':
+      ruled = linkTo(current, command.parentId);
+      break;
+    case 'handoff.start':
+      ruled = handoffFinal(current, { trigger: command.trigger, ...(command.contextUtilization !== undefined ? { contextUtilization: command.contextUtilization } : {}) }, command.at);
+      break;
+  }
+  return ruled.ok ? { ok: true, next: nextVersion(current, ruled.next, command.at) } : ruled;
+}

@@ -1,0 +1,43 @@
+/**
+ * Submitting a write that the local queue may take: straight to the store
+ * when it answers; to the queue when the store stays unavailable after its
+ * retries, or when the write's task (or checkpoint) already has writes
+ * waiting in the queue, so that each task's writes apply in the order they
+ * were accepted.
+ *
+ * @module
+ */
+import { checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
+import { StoreError } from '../store/store.js';
+import { snapshot, type ServiceContext } from './context.js';
+import { execute, type ResultOf } from './execute.js';
+
+/** The store did not answer: the failure the queue exists for. */
+export function isOutage(error: unknown): boolean {
+  return error instanceof StoreError && (error.code === 'unavailable' || error.code === 'timeout');
+}
+
+export async function submit<C extends QueueableCommand>(ctx: ServiceContext, command: C): Promise<ResultOf<C['kind']> | Queued> {
+  const queue = ctx.queue;
+  if (queue === undefined) return execute(ctx, command);
+  const { tenant } = command.actor;
+  const checkpointId = checkpointOf(command);
+  let taskId = command.kind === 'checkpoint.create' ? command.taskId : queue.taskOf(tenant, checkpointId);
+  if (queue.depth > 0) {
+    // Writes wait: find this one's task, so it queues behind its task's writes rather than overtaking them.
+    taskId ??= await snapshot(ctx, tenant, (repo) => repo.checkpoints.taskOf(checkpointId)).catch(() => undefined);
+    if (queue.holds(tenant, taskId, checkpointId)) return enqueue(ctx, command, taskId);
+  }
+  try {
+    return await execute(ctx, command);
+  } catch (error) {
+    if (!isOutage(error)) throw error;
+    return enqueue(ctx, command, taskId);
+  }
+}
+
+async function enqueue(ctx: ServiceContext, command: QueueableCommand, taskId: string | undefined): Promise<Queued> {
+  const queued = await ctx.queue!.enqueue(command, taskId, ctx.now().toISOString());
+  ctx.log.warn({ tenant: command.actor.tenant, taskId, checkpointId: queued.checkpointId, operationId: command.operationId, kind: command.kind }, 'write queued while the store is unavailable');
+  return queued;
+}
