@@ -12,7 +12,7 @@ import type {
   CheckpointInput,
   CheckpointPage,
   FinalizeRequest,
-  Lineage,
+  LineagePage,
   LinkResult,
   Page,
   PageQuery,
@@ -75,14 +75,14 @@ export class Checkpoints {
     return result;
   }
 
-  /** `GET /v1/checkpoints/:id/lineage`: ancestors (nearest first) and children. */
-  lineage(id: string, options?: CallOptions): Promise<Lineage> {
-    return this.core.transport.json<Lineage>({ method: 'GET', path: `/v1/checkpoints/${segment(id)}/lineage`, options });
+  /** `GET /v1/checkpoints/:id/lineage`: ancestors (nearest first), then children, a page at a time. */
+  lineage(id: string, page: PageQuery = {}, options?: CallOptions): Promise<LineagePage> {
+    return this.core.transport.json<LineagePage>({ method: 'GET', path: `/v1/checkpoints/${segment(id)}/lineage`, query: { ...page }, options });
   }
 
-  /** `GET /v1/checkpoints/:id/revisions`: every version, oldest first, with its hash. */
-  revisions(id: string, options?: CallOptions): Promise<Page<RevisionInfo>> {
-    return this.core.transport.json<Page<RevisionInfo>>({ method: 'GET', path: `/v1/checkpoints/${segment(id)}/revisions`, options });
+  /** `GET /v1/checkpoints/:id/revisions`: every version, oldest first, with its hash, a page at a time. */
+  revisions(id: string, page: PageQuery = {}, options?: CallOptions): Promise<Page<RevisionInfo>> {
+    return this.core.transport.json<Page<RevisionInfo>>({ method: 'GET', path: `/v1/checkpoints/${segment(id)}/revisions`, query: { ...page }, options });
   }
 
   /** `GET /v1/checkpoints`: filters combine with AND; page on with `nextCursor`. */

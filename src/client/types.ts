@@ -92,6 +92,11 @@ export interface Lineage {
   children: LineageNode[];
 }
 
+/** One page of a lineage: ancestors first, then children; `nextCursor` carries on where the page ended. */
+export interface LineagePage extends Lineage {
+  nextCursor?: string;
+}
+
 export interface RevisionInfo {
   version: number;
   hash: string;

@@ -209,12 +209,9 @@ const NODE_KEYS = 3;
 /**
  * Ancestors (nearest first, up to the root), then children, of a
  * checkpoint, in pages: a page ends at `limit` nodes or when the
- * transaction's read budget is spent, with a cursor to carry on. The answer
- * is a {@link LineagePage}; it is declared as `Lineage` because the typed
- * client's copy of that shape (`src/client/types.ts`) has no `nextCursor`
- * yet, and the typecheck holds the two equal.
+ * transaction's read budget is spent, with a cursor to carry on.
  */
-export async function checkpointLineage(ctx: ServiceContext, actor: Actor, checkpointId: string, request: PageRequest = {}): Promise<Lineage> {
+export async function checkpointLineage(ctx: ServiceContext, actor: Actor, checkpointId: string, request: PageRequest = {}): Promise<LineagePage> {
   const limit = request.limit ?? DEFAULT_PAGE_LIMIT;
   const position = decodeCursor(request.cursor, isLineageCursor);
   if (position !== undefined && position.k !== checkpointId) throw new AppError('invalid_cursor');

@@ -4,7 +4,7 @@
  * (which the client must not import); each line fails to compile when the
  * two drift apart.
  */
-import type { LeaseView, Lineage, LineageNode, ReportedFile, ResumePrompt, RevisionInfo, StaleReport, TaskInfo } from '../../src/client/index.js';
+import type { LeaseView, LineageNode, LineagePage, ReportedFile, ResumePrompt, RevisionInfo, StaleReport, TaskInfo } from '../../src/client/index.js';
 import type { leaseView } from '../../src/http/routes/leases.js';
 import type { checkpointLineage, LineageNode as ServerLineageNode, RevisionInfo as ServerRevisionInfo } from '../../src/service/checkpoint-reads.js';
 import type { ResumePrompt as ServerResumePrompt } from '../../src/service/resume-prompt.js';
@@ -19,7 +19,7 @@ type Flat<T> = { [K in keyof T]: T[K] };
 export const sameShapes: [
   Same<TaskInfo, ServerTaskInfo>,
   Same<LineageNode, ServerLineageNode>,
-  Same<Lineage, Awaited<ReturnType<typeof checkpointLineage>>>,
+  Same<LineagePage, Awaited<ReturnType<typeof checkpointLineage>>>,
   Same<RevisionInfo, ServerRevisionInfo>,
   Same<LeaseView, ReturnType<typeof leaseView>>,
   Same<ResumePrompt, Flat<ServerResumePrompt & { checkpointId: string; version: number }>>,

@@ -18,7 +18,7 @@ import { readCheckpoint } from '../../service/queued-reads.js';
 import { submit } from '../../service/submit.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
 import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, sendQueued, writeCommand } from '../request-context.js';
-import { finalizeBody, idParams, linkBody, searchQuery, versionQuery } from '../schemas.js';
+import { finalizeBody, idParams, linkBody, pageQuery, searchQuery, versionQuery } from '../schemas.js';
 
 const tags = ['checkpoints'];
 
@@ -90,17 +90,25 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: {
     },
   );
 
-  app.get('/v1/checkpoints/:id/lineage', { schema: { tags, summary: 'Ancestors to the root, and children', params: idParams } }, async (request) =>
-    checkpointLineage(scoped(shared, request), actorOf(request), request.params.id),
+  app.get(
+    '/v1/checkpoints/:id/lineage',
+    { schema: { tags, summary: 'Ancestors to the root, and children, in pages', params: idParams, querystring: pageQuery } },
+    async (request) => checkpointLineage(scoped(shared, request), actorOf(request), request.params.id, pageOf(request.query)),
   );
 
-  app.get('/v1/checkpoints/:id/revisions', { schema: { tags, summary: 'Every version with its hash and time', params: idParams } }, async (request) =>
-    checkpointRevisions(scoped(shared, request), actorOf(request), request.params.id),
+  app.get(
+    '/v1/checkpoints/:id/revisions',
+    { schema: { tags, summary: 'Every version with its hash and time, in pages', params: idParams, querystring: pageQuery } },
+    async (request) => checkpointRevisions(scoped(shared, request), actorOf(request), request.params.id, pageOf(request.query)),
   );
 
   app.get('/v1/checkpoints', { schema: { tags, summary: 'Search checkpoints', querystring: searchQuery } }, async (request, reply) =>
     sendDocs(reply, await searchCheckpoints(scoped(shared, request), actorOf(request), toSearch(request.query, request))),
   );
+}
+
+function pageOf(query: { limit: number; cursor?: string | undefined }): { limit: number; cursor?: string } {
+  return { limit: query.limit, ...(query.cursor ? { cursor: query.cursor } : {}) };
 }
 
 /** RFC 9110 §13.1.2: weak comparison against a list of ETags, or `*`. */
