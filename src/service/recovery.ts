@@ -1,7 +1,8 @@
 /**
  * Recovery after a failure. The recovery point is the newest checkpoint
  * that verifies, walking back from the task's latest along each corrupt
- * checkpoint's `lastSuccessfulState`, its parent, then the task's history.
+ * checkpoint's `lastSuccessfulState`, its parent, then the task's history,
+ * as far as one transaction's read budget allows.
  * Starting a recovery fences the task at once (the failed agent's late
  * writes are refused) and announces RECOVERY_INITIATED; a circuit breaker
  * blocks a task that keeps failing (TASK_BLOCKED) instead of looping.
@@ -22,6 +23,8 @@ import { runInTask } from './task-transaction.js';
 
 /** How many checkpoints the walk to a recovery point looks at before it gives up (escalate to a human). */
 const MAX_STEPS = 1_000;
+/** Keys one step of the walk may read: a history entry, the record, the hint's task, the parent link and its task. */
+const KEYS_PER_STEP = 6;
 
 export interface RecoveryPoint {
   checkpoint: CheckpointDoc | undefined;
@@ -43,7 +46,9 @@ export async function findRecoveryPoint(repo: Repository, taskId: string): Promi
     }
   };
   let candidate = await olderInHistory();
-  for (let steps = 0; candidate !== undefined && steps < MAX_STEPS; steps++) {
+  // The walk runs inside one transaction (a recovery's own): it stops where the read budget ends.
+  const budget = repo.budget();
+  for (let steps = 0; candidate !== undefined && steps < MAX_STEPS && budget.allows(KEYS_PER_STEP); steps++) {
     visited.add(candidate);
     const loaded = await repo.checkpoints.current(taskId, candidate);
     if (loaded?.ok) return { checkpoint: loaded.doc, corrupt };
