@@ -29,3 +29,7 @@ export const PREP_CONCURRENCY = 32;
 
 /** The writer token Baton is started with, fresh for each run. */
 export const TOKEN = randomBytes(24).toString('base64url'); // 32 characters
+/** The admin token of the run: the queue scenario sets store faults with it. */
+export const ADMIN_TOKEN = randomBytes(24).toString('base64url');
+/** Room in the write queue for the queue scenario's writes (its default, 64 MiB, would fill in a few seconds). */
+export const QUEUE_MAX_BYTES = 4 * 1024 ** 3;

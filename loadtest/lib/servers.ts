@@ -35,8 +35,8 @@ const exited = (child: ChildProcess): boolean => child.exitCode !== null || chil
  * listens: from its "Server listening at" line when it logs one (it does not
  * at LOG_LEVEL=warn), else from the sockets it listens on, probing `probePath`.
  */
-export async function startServer(name: string, script: string, env: Record<string, string>, probePath: string, nodeArgs: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+export async function startServer(name: string, script: string, env: Record<string, string>, probePath: string, nodeArgs: string[] = [], scriptArgs: string[] = []): Promise<Server> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

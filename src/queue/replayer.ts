@@ -1,7 +1,8 @@
 /**
  * The replayer of the write queue: while writes wait and the store answers,
- * it applies them oldest first, each through the same handler as a live
- * write, with its operation id recorded in the same transaction as its
+ * it applies them in batches, each task's writes in the order they were
+ * accepted and different tasks side by side, each through the same handler
+ * as a live write, with its operation id recorded in the same transaction as its
  * effect, so that a replay after a crash (or after FoundationDB's "commit
  * unknown result") applies once. A write the store refuses goes to the
  * dead-letter list; an outage stops the replay until the next try. Stopping
@@ -13,7 +14,10 @@ import type { ServiceContext } from '../service/context.js';
 import { recordDeadLetter } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
 import { isOutage } from '../service/submit.js';
-import type { WriteQueue } from './write-queue.js';
+import type { QueuedRecord, WriteQueue } from './write-queue.js';
+
+/** Writes replayed together; the journal records them as applied together. */
+const BATCH = 256;
 
 export interface Replayer {
   stop(): Promise<void>;
@@ -39,14 +43,34 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
     } catch {
       return;
     }
-    for (let record = queue.peek(); record !== undefined && !stopping; record = queue.peek()) {
-      try {
-        await execute(ctx, { ...record.command, fromQueue: true });
-      } catch (error) {
-        if (isOutage(error)) break;
-        await recordDeadLetter(ctx, record, error);
+    while (queue.depth > 0 && !stopping) {
+      // A batch at a time: each task's writes in order, the tasks side by side (their commits share fsyncs).
+      const batch = queue.head(BATCH);
+      const byKey = new Map<string, QueuedRecord[]>();
+      for (const record of batch) {
+        const key = queue.orderKey(record);
+        byKey.set(key, [...(byKey.get(key) ?? []), record]);
       }
-      queue.done();
+      let outage = false;
+      await Promise.all(
+        [...byKey.values()].map(async (records) => {
+          for (const record of records) {
+            if (outage) return;
+            try {
+              await execute(ctx, { ...record.command, fromQueue: true });
+            } catch (error) {
+              if (isOutage(error)) {
+                outage = true;
+                return;
+              }
+              await recordDeadLetter(ctx, record, error);
+            }
+          }
+        }),
+      );
+      // After an outage the whole batch is tried again: what did apply is recognised by its operation id.
+      if (outage) break;
+      queue.done(batch.length);
       report();
     }
     if (queue.depth === 0) ctx.log.info({}, 'write queue drained');

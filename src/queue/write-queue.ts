@@ -88,19 +88,27 @@ export class WriteQueue implements QueuePort {
     return this.taskOfQueued.get(scoped(tenant, checkpointId));
   }
 
-  /** The next write to apply, oldest first. */
-  peek(): QueuedRecord | undefined {
-    return this.pending[0];
+  /** The next `count` writes to apply, oldest first. */
+  head(count: number): QueuedRecord[] {
+    return this.pending.slice(0, count);
   }
 
-  /** The oldest write has been applied (or dead-lettered): it leaves the queue for good. */
-  done(): void {
-    const record = this.pending.shift();
-    if (record === undefined) return;
-    this.count(record, -1);
-    this.applied += 1;
+  /** The oldest `count` writes have been applied (or dead-lettered): they leave the queue for good. */
+  done(count: number): void {
+    const records = this.pending.splice(0, count);
+    if (records.length === 0) return;
+    for (const record of records) this.count(record, -1);
+    this.applied += records.length;
     this.journal.markApplied(this.applied, this.applied + this.pending.length);
     if (this.pending.length === 0) this.applied = 0;
+  }
+
+  /** The key a replay orders a write by: its task when known, else its checkpoint. */
+  orderKey(record: QueuedRecord): string {
+    const { command } = record;
+    const checkpointId = checkpointOf(command);
+    const task = record.taskId ?? (command.kind === 'checkpoint.create' ? command.taskId : this.taskOfQueued.get(scoped(command.actor.tenant, checkpointId)));
+    return scoped(command.actor.tenant, task !== undefined ? `task:${task}` : `checkpoint:${checkpointId}`);
   }
 
   /**

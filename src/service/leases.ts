@@ -145,6 +145,7 @@ const SWEEP_BATCH = 100;
 export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let stopped = false;
+  let failing = false;
   const sweep = async (): Promise<void> => {
     const now = ctx.now().toISOString();
     const due = await ctx.store.transact((tx) => dueLeases(tx, now, SWEEP_BATCH), { readOnly: true });
@@ -157,7 +158,14 @@ export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): { st
     // A sweep slower than the interval is not stacked on: the next tick finds it running and passes.
     if (running !== undefined) return;
     running = sweep()
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'lease sweep failed; retrying at the next sweep'))
+      .then(() => {
+        failing = false;
+      })
+      .catch((error: unknown) => {
+        // Once per outage, not once a second through it.
+        if (!failing) ctx.log.warn({ err: error }, 'lease sweep failed; retrying at each sweep until the store answers');
+        failing = true;
+      })
       .finally(() => {
         running = undefined;
       });

@@ -37,7 +37,12 @@ export async function submit<C extends QueueableCommand>(ctx: ServiceContext, co
 }
 
 async function enqueue(ctx: ServiceContext, command: QueueableCommand, taskId: string | undefined): Promise<Queued> {
-  const queued = await ctx.queue!.enqueue(command, taskId, ctx.now().toISOString());
-  ctx.log.warn({ tenant: command.actor.tenant, taskId, checkpointId: queued.checkpointId, operationId: command.operationId, kind: command.kind }, 'write queued while the store is unavailable');
+  const queue = ctx.queue!;
+  const first = queue.depth === 0;
+  const queued = await queue.enqueue(command, taskId, ctx.now().toISOString());
+  const fields = { tenant: command.actor.tenant, taskId, checkpointId: queued.checkpointId, operationId: command.operationId, kind: command.kind };
+  // One warning when writes start to wait, not one per write through an outage.
+  if (first) ctx.log.warn(fields, 'the store is unavailable: writes are being queued');
+  else ctx.log.info(fields, 'write queued');
   return queued;
 }
