@@ -2,9 +2,11 @@
  * What the client sends and gets back, typed from the server's own zod
  * schemas and domain types, so a change there shows up here as a type error.
  * Only types are imported: the client loads neither zod nor the domain at
- * run time. The shapes the server defines in `src/service` (which the client
- * must not import) are written out here; `test/client/server-types.check.ts`
- * keeps them equal to the server's.
+ * run time. Answers that are views over several records come from
+ * `src/domain/views.ts`, shared with the service; the few shapes the server
+ * defines in `src/service` or `src/http` (which the client must not import)
+ * are written out here, and `test/client/server-types.check.ts` keeps them
+ * equal to the server's.
  *
  * @module
  */
@@ -18,7 +20,10 @@ import type { Recovery } from '../domain/recovery.js';
 import type { TaskState } from '../domain/task-state.js';
 import type { finalizeBody, handoffBody, leaseBody, recoveryBody, successorBody, taskStateBody } from '../http/schemas.js';
 
+import type { FileStatus, FileVerdict, Lineage, LineageNode, LineagePage, ReportedFile, RevisionInfo, StaleReport, TaskInfo } from '../domain/views.js';
+
 export type { AuditEntry, ChainCheck, Checkpoint, EventType, Handoff, Lease, Recovery, StoredEvent, TaskState };
+export type { FileStatus, FileVerdict, Lineage, LineageNode, LineagePage, ReportedFile, RevisionInfo, StaleReport, TaskInfo };
 
 /** The body of `POST /v1/checkpoints`. */
 export type CheckpointInput = z.input<typeof checkpointInput>;
@@ -73,37 +78,9 @@ export interface SearchQuery extends PageQuery {
   labels?: Record<string, string | number | boolean>;
 }
 
-/** A checkpoint in a lineage answer. */
-export interface LineageNode {
-  id: string;
-  taskId: string;
-  agentId: string;
-  agentType?: string;
-  iteration: number;
-  status: Checkpoint['status'];
-  phase?: string;
-  createdAt: string;
-}
 
-export interface Lineage {
-  checkpointId: string;
-  /** Nearest first, up to the root. */
-  ancestors: LineageNode[];
-  children: LineageNode[];
-}
 
-/** One page of a lineage: ancestors first, then children; `nextCursor` carries on where the page ended. */
-export interface LineagePage extends Lineage {
-  nextCursor?: string;
-}
 
-export interface RevisionInfo {
-  version: number;
-  hash: string;
-  updatedAt: string;
-  status: Checkpoint['status'];
-  verified: boolean;
-}
 
 export interface LinkResult {
   parentId: string;
@@ -122,25 +99,6 @@ export interface RecoveryPoint extends VerifiedCheckpoint {
   taskId: string;
 }
 
-/** `GET /v1/tasks/:taskId`. */
-export interface TaskInfo {
-  taskId: string;
-  state: TaskState;
-  /** Only `completed` is success; paused states are not finished. */
-  finished: boolean;
-  paused: boolean;
-  success: boolean;
-  lease: { leaseId: string; agentId: string; epoch: number; expiresAt: string } | null;
-  /** The newest epoch granted or fenced: writes must carry it while a lease is live. */
-  epoch: number;
-  latestCheckpointId: string | null;
-  recoveryPointId: string | null;
-  openHandoff: Handoff | null;
-  blocked: { at: string; reason: string } | null;
-  checkpoints: number;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface HandoffStarted {
   handoff: Handoff;
@@ -182,28 +140,6 @@ export interface ResumePrompt {
   dropped: string[];
 }
 
-/** A file as the agent sees it now, for a stale-check. */
-export interface ReportedFile {
-  path: string;
-  /** Modification time: an ISO 8601 date-time or milliseconds since the epoch. */
-  mtime?: string | number;
-  /** SHA-256 of the file's content, hex. */
-  sha256?: string;
-}
-
-export type FileStatus = 'changed' | 'unchanged' | 'unknown';
-
-export interface StaleReport {
-  checkpointId: string;
-  checkpointVersion: number;
-  /** The time files are compared against: the checkpoint's `updatedAt`. */
-  checkpointUpdatedAt: string;
-  checkedAt: string;
-  stale: boolean;
-  counts: Record<FileStatus, number>;
-  /** One verdict per reported file, in the order they were sent. */
-  files: { path: string; status: FileStatus; reason: 'sha256' | 'mtime' | 'untracked' | 'no-evidence' }[];
-}
 
 export interface EventQuery {
   /** Only these types; all when absent. */

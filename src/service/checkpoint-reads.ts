@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { Checkpoint } from '../domain/checkpoint.js';
 import type { Actor } from '../domain/commands.js';
+import type { LineageNode, LineagePage, RevisionInfo } from '../domain/views.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
@@ -112,13 +112,6 @@ export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId
   return { checkpoint, skipped: corrupt.map((c) => c.checkpointId) };
 }
 
-export interface RevisionInfo {
-  version: number;
-  hash: string;
-  updatedAt: string;
-  status: Checkpoint['status'];
-  verified: boolean;
-}
 
 /** How a listing is paged: at most `limit` items, from where `cursor` left off. */
 export interface PageRequest {
@@ -170,28 +163,8 @@ function info(raw: StoredCheckpoint | undefined, version: number | undefined): R
   return { version: version ?? -1, hash: typeof raw?.h === 'string' ? raw.h : '', updatedAt: '', status: 'active', verified: false };
 }
 
-export interface LineageNode {
-  id: string;
-  taskId: string;
-  agentId: string;
-  agentType?: string;
-  iteration: number;
-  status: Checkpoint['status'];
-  phase?: string;
-  createdAt: string;
-}
 
-export interface Lineage {
-  checkpointId: string;
-  /** Nearest first; a page continues the previous page's list. */
-  ancestors: LineageNode[];
-  children: LineageNode[];
-}
 
-/** A lineage answer with the cursor of the next page, absent on the last. */
-export interface LineagePage extends Lineage {
-  nextCursor?: string;
-}
 
 /** Ancestors are walked first, then children: `a` is the next ancestor to read and `d` the depth so far; `c` the last child listed. */
 type LineageCursor = { k: string; a?: string; d?: number; c?: string };

@@ -29,35 +29,11 @@
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
+import type { FileStatus, FileVerdict, ReportedFile, StaleReport } from '../domain/views.js';
 
-export interface ReportedFile {
-  path: string;
-  /** Modification time: an ISO 8601 date-time or milliseconds since the epoch. */
-  mtime?: string | number;
-  /** SHA-256 of the file's content, hex. */
-  sha256?: string;
-}
 
-export type FileStatus = 'changed' | 'unchanged' | 'unknown';
-export type StaleReason = 'sha256' | 'mtime' | 'untracked' | 'no-evidence';
 
-export interface FileVerdict {
-  path: string;
-  status: FileStatus;
-  reason: StaleReason;
-}
 
-export interface StaleReport {
-  checkpointId: string;
-  checkpointVersion: number;
-  /** The time files are compared against: the checkpoint's `updatedAt`. */
-  checkpointUpdatedAt: string;
-  checkedAt: string;
-  stale: boolean;
-  counts: Record<FileStatus, number>;
-  /** One verdict per reported file, in the order they were sent. */
-  files: FileVerdict[];
-}
 
 type FileRef = string | { path: string; sha256?: string };
 

@@ -7,33 +7,15 @@
  * @module
  */
 import type { Actor, SetTaskState } from '../domain/commands.js';
-import type { Handoff } from '../domain/handoff.js';
 import { isLive } from '../domain/leases.js';
 import { isFinished, isPaused, isSuccess, type TaskState } from '../domain/task-state.js';
+import type { TaskInfo } from '../domain/views.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { findRecoveryPoint } from './recovery.js';
 import type { TaskHead } from './repository/repository.js';
 import { runInTask } from './task-transaction.js';
 
-export interface TaskInfo {
-  taskId: string;
-  state: TaskState;
-  /** Only `completed` is success; paused states are not finished. */
-  finished: boolean;
-  paused: boolean;
-  success: boolean;
-  lease: { leaseId: string; agentId: string; epoch: number; expiresAt: string } | null;
-  /** The newest epoch granted or fenced: writes must carry it while a lease is live. */
-  epoch: number;
-  latestCheckpointId: string | null;
-  recoveryPointId: string | null;
-  openHandoff: Handoff | null;
-  blocked: { at: string; reason: string } | null;
-  checkpoints: number;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export function stateOf(head: TaskHead): TaskState {
   return head.blocked ? 'blocked' : (head.state ?? 'working');
