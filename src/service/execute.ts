@@ -1,7 +1,8 @@
 /**
- * Executing commands: the one entry of every write. Routes, and later the
- * write queue and its replays, hand a command to `execute`; it runs the
- * command's handler, which applies it inside the task transaction.
+ * Executing commands: the one entry of every write. Routes (through
+ * `submit` for the writes the local queue may take), the queue's replayer,
+ * the sweepers and the integrity recorder hand a command to `execute`; it
+ * runs the command's handler, which applies it inside the task transaction.
  *
  * @module
  */
