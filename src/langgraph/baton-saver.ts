@@ -27,7 +27,8 @@ import {
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { BatonClient, BatonError, type BatonClientOptions } from '../client/index.js';
 import type { Checkpoint as BatonCheckpoint, SearchQuery } from '../client/types.js';
-import { EMPTY, LABEL, dump, labelsOf, load, metadataLabel, orderedWrites, writeKey, type ChannelRef, type LangGraphRecord, type StoredWrite } from './record.js';
+import { EarlyWriteBook } from './early-writes.js';
+import { EMPTY, LABEL, dump, labelsOf, load, metadataLabel, orderedWrites, recordOf, recordOrNot, where, writeKey, type LangGraphRecord, type StoredWrite } from './record.js';
 
 export interface BatonSaverOptions {
   /** A client of your own, or the options to make one. */
@@ -46,11 +47,8 @@ const PAGE = 100;
 const WRITE_ATTEMPTS = 20;
 /** Checkpoints whose channel values are kept in memory; they never change once written. */
 const CACHE_ENTRIES = 2_000;
-
-interface Where {
-  threadId: string;
-  ns: string;
-}
+/** How long writes wait for a checkpoint not written yet before it is looked up once more. */
+const EARLY_WAIT_MS = 30_000;
 
 export class BatonSaver extends BaseCheckpointSaver {
   readonly client: BatonClient;
@@ -62,6 +60,10 @@ export class BatonSaver extends BaseCheckpointSaver {
   private readonly ids = new Map<string, string>();
   /** Pending writes to one checkpoint from this process, one after another. */
   private readonly writeChains = new Map<string, Promise<void>>();
+  /** Writes waiting for a checkpoint whose put has not been sent yet. */
+  private readonly early = new EarlyWriteBook();
+  /** Creates in flight, by the same key as `ids`. */
+  private readonly creating = new Map<string, Promise<unknown>>();
 
   constructor(options: BatonSaverOptions = {}) {
     super(options.serde);
@@ -90,14 +92,26 @@ export class BatonSaver extends BaseCheckpointSaver {
       if (index[channel] === undefined && ref !== undefined && ref[1] === version) index[channel] = [ref[0] ?? parent!.id, version];
     }
     const record: LangGraphRecord = { checkpoint: await dump(this.serde, { ...rest, channel_values: {} }), metadata: await dump(this.serde, metadata), blobs, index };
-    const created = await this.client.checkpoints.create({
+    const key = `${taskId}\0${ns}\0${checkpoint.id}`;
+    const { claimed, writes } = this.early.claim(key);
+    if (Object.keys(writes).length > 0) record.writes = writes;
+    const creating = this.client.checkpoints.create({
       taskId,
       agentId: this.agentId,
       ...(parent ? { parentId: parent.id } : {}),
       labels: labelsOf(checkpoint.id, ns, parentId, metadata),
       extensions: { langgraph: record },
     });
-    this.remember(created, ns, checkpoint.id);
+    this.creating.set(key, creating);
+    try {
+      this.remember(await creating, ns, checkpoint.id);
+      for (const early of claimed) early.settle();
+    } catch (error) {
+      for (const early of claimed) early.settle(error);
+      throw error;
+    } finally {
+      this.creating.delete(key);
+    }
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -114,7 +128,7 @@ export class BatonSaver extends BaseCheckpointSaver {
     }
     const key = `${batonTask}\0${ns}\0${checkpointId}`;
     const previous = this.writeChains.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.attachWrites(batonTask, ns, checkpointId, entries));
+    const next = previous.catch(() => undefined).then(() => this.deliverWrites(key, batonTask, ns, checkpointId, entries));
     this.writeChains.set(key, next);
     try {
       await next;
@@ -169,6 +183,26 @@ export class BatonSaver extends BaseCheckpointSaver {
       if (!(error instanceof BatonError && error.status === 404)) throw error;
     }
     for (const key of this.ids.keys()) if (key.startsWith(`${this.taskPrefix + threadId}\0`)) this.ids.delete(key);
+  }
+
+  /** Stores writes with their checkpoint, waiting for its put when it is not written yet (early-writes.ts). */
+  private async deliverWrites(key: string, taskId: string, ns: string, checkpointId: string, entries: [string, StoredWrite, boolean][]): Promise<void> {
+    await this.creating.get(key)?.catch(() => undefined);
+    if (this.ids.has(key)) return this.attachWrites(taskId, ns, checkpointId, entries);
+    const early = this.early.add(key, entries);
+    const found = await this.find(taskId, ns, checkpointId);
+    if (found !== undefined && this.early.withdraw(key, early)) return this.attachWrites(taskId, ns, checkpointId, entries);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, EARLY_WAIT_MS);
+    });
+    try {
+      await Promise.race([early.done, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!this.early.withdraw(key, early)) return early.done;
+    return this.attachWrites(taskId, ns, checkpointId, entries);
   }
 
   /** Merges `entries` into the checkpoint's pending writes, reading again when another writer got there first. */
@@ -272,22 +306,3 @@ export class BatonSaver extends BaseCheckpointSaver {
     return doc;
   }
 }
-
-function where(config: RunnableConfig, method: string): Where {
-  const threadId = config.configurable?.thread_id as string | undefined;
-  if (threadId === undefined || threadId === null) throw new Error(`${method} needs configurable.thread_id.`);
-  return { threadId: String(threadId), ns: (config.configurable?.checkpoint_ns as string | undefined) ?? '' };
-}
-
-function recordOrNot(doc: BatonCheckpoint): LangGraphRecord | undefined {
-  const record = doc.extensions?.langgraph as LangGraphRecord | undefined;
-  return record && typeof record === 'object' && Array.isArray(record.checkpoint) ? record : undefined;
-}
-
-function recordOf(doc: BatonCheckpoint): LangGraphRecord {
-  const record = recordOrNot(doc);
-  if (record === undefined) throw new Error('The Baton checkpoint holds no LangGraph checkpoint.');
-  return record;
-}
-
-export type { ChannelRef };

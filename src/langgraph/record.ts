@@ -6,7 +6,9 @@
  *
  * @module
  */
-import type { CheckpointMetadata, PendingWrite, SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { CheckpointMetadata, SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import type { Checkpoint as BatonCheckpoint } from '../client/types.js';
 
 /** Serializer output: its type tag and its bytes as base64. */
 export type Blob = [type: string, base64: string];
@@ -93,4 +95,24 @@ function cmp(a: string, b: string): number {
   return Math.sign(x.length - y.length);
 }
 
-export type { PendingWrite };
+export interface Where {
+  threadId: string;
+  ns: string;
+}
+
+export function where(config: RunnableConfig, method: string): Where {
+  const threadId = config.configurable?.thread_id as string | undefined;
+  if (threadId === undefined || threadId === null) throw new Error(`${method} needs configurable.thread_id.`);
+  return { threadId: String(threadId), ns: (config.configurable?.checkpoint_ns as string | undefined) ?? '' };
+}
+
+export function recordOrNot(doc: BatonCheckpoint): LangGraphRecord | undefined {
+  const record = doc.extensions?.langgraph as LangGraphRecord | undefined;
+  return record && typeof record === 'object' && Array.isArray(record.checkpoint) ? record : undefined;
+}
+
+export function recordOf(doc: BatonCheckpoint): LangGraphRecord {
+  const record = recordOrNot(doc);
+  if (record === undefined) throw new Error('The Baton checkpoint holds no LangGraph checkpoint.');
+  return record;
+}
