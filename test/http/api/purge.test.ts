@@ -108,4 +108,9 @@ describe('DELETE /v1/tasks/:taskId', () => {
     expect((await purge('t-role', 'writer')).statusCode).toBe(204);
     expect((await purge('t-role', 'auditor')).statusCode).toBe(403);
   });
+
+  it('is in the OpenAPI document', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    expect(doc.paths['/v1/tasks/{taskId}']?.delete).toMatchObject({ tags: ['tasks'] });
+  });
 });
