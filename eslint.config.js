@@ -8,6 +8,8 @@ const keyLayout = [
   { group: ['**/store/once', '**/store/once.js'], message: 'Operation records are reached through the repository (repository.operations).' },
 ];
 
+const serverSide = { group: ['**/service/*', '**/store/*', '**/http/*', '**/queue/*', '**/app', '**/app.js'], message: 'src/langgraph/ talks to Baton through src/client/, never to the server modules.' };
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/'] },
   js.configs.recommended,
@@ -25,5 +27,10 @@ export default tseslint.config(
   {
     files: ['src/service/repository/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [adapters] }] },
+  },
+  {
+    // The LangGraph adapter is a client of the HTTP API like any agent; it reaches the data only through routes.
+    files: ['src/langgraph/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...keyLayout, adapters, serverSide] }] },
   },
 );

@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // LangGraph's checkpoint validation suite calls describe / beforeAll / it as globals.
+    globals: true,
   },
 });

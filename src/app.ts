@@ -85,7 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', () => operationSweeper.stop());
 
   await app.register(checkpointRoutes, { ctx });
-  await app.register(taskRoutes, { ctx });
+  await app.register(taskRoutes, { ctx, writerPurge: config.writerPurge === '1' });
   await app.register(handoffRoutes, { ctx });
   await app.register(leaseRoutes, { ctx });
   await app.register(recoveryRoutes, { ctx });

@@ -58,6 +58,8 @@ export const configSchema = z.object({
   /** `production` refuses fault injection unless `allowFaults`. */
   nodeEnv: z.string().default('development'),
   allowFaults: z.enum(['0', '1']).default('0'),
+  /** Whether writers, not only admins, may purge a task (`DELETE /v1/tasks/:taskId`). */
+  writerPurge: z.enum(['0', '1']).default('0'),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -89,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueReplayMs: env.BATON_QUEUE_REPLAY_MS || undefined,
     nodeEnv: env.NODE_ENV || undefined,
     allowFaults: env.BATON_ALLOW_FAULTS || undefined,
+    writerPurge: env.BATON_WRITER_PURGE || undefined,
   });
   if (!parsed.success) {
     const names: Record<string, string> = {

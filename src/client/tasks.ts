@@ -1,6 +1,7 @@
 /**
  * `client.tasks`: a task's state (in the A2A / MCP Tasks vocabulary, with its
- * lease holder and epoch), setting it, and its audit trail and verification.
+ * lease holder and epoch), setting it, purging it, and its audit trail and
+ * verification.
  *
  * @module
  */
@@ -19,6 +20,15 @@ export class Tasks {
   /** `PUT /v1/tasks/:taskId/state`: working, input-required, auth-required, completed, failed or canceled. */
   setState(taskId: string, request: TaskStateRequest, options?: CallOptions): Promise<TaskInfo> {
     return this.core.transport.json<TaskInfo>({ method: 'PUT', path: `/v1/tasks/${segment(taskId)}/state`, body: request, options });
+  }
+
+  /**
+   * `DELETE /v1/tasks/:taskId`: removes every checkpoint of the task (admin,
+   * or writer where the deployment allows it); 409 `retention_active` under a
+   * retention period or legal hold. The audit chain stays, with a tombstone.
+   */
+  async purge(taskId: string, options?: CallOptions): Promise<void> {
+    await this.core.transport.send({ method: 'DELETE', path: `/v1/tasks/${segment(taskId)}`, options });
   }
 
   /** `GET /v1/tasks/:taskId/audit`: one page of hash-chained entries, oldest first. */

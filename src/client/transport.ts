@@ -35,7 +35,7 @@ export interface CallOptions {
   traceparent?: string;
 }
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT';
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export interface Call {
   method: Method;

@@ -162,6 +162,12 @@ export interface SetTaskState extends CommandBase {
   reason?: string;
 }
 
+/** Removes every checkpoint of a task; its head and audit chain stay, with a tombstone entry. */
+export interface PurgeTask extends CommandBase {
+  kind: 'task.purge';
+  taskId: string;
+}
+
 /** The writes the local queue accepts while the store is unavailable: an agent's own checkpoint writes and its handoff. */
 export type QueueableCommand = CheckpointCommand | StartHandoff;
 
@@ -183,6 +189,6 @@ export interface Queued {
 }
 
 export type LeaseCommand = AcquireLease | RenewLease | ReleaseLease | ExpireLease;
-export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState;
+export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState | PurgeTask;
 export type Command = CheckpointCommand | RecordCorruption | ProtocolCommand;
 

@@ -106,6 +106,8 @@ export async function latestCheckpoint(ctx: ServiceContext, actor: Actor, taskId
   }
   ctx.metrics.checkpointReadLatency.observe({ operation: 'latest' }, performance.now() - started);
   await ctx.integrity.report(ctx, actor, corrupt);
+  // A purged task keeps its head (and audit chain) but has no checkpoint left.
+  if (checkpoint === undefined && corrupt.length === 0) throw new AppError('not_found', { detail: 'The task has no checkpoints.' });
   if (checkpoint === undefined) {
     throw new AppError('checkpoint_corrupted', { detail: 'No checkpoint of this task verifies.', extra: { corrupted: corrupt.map((c) => c.checkpointId) } });
   }

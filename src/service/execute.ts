@@ -12,6 +12,7 @@ import type { ServiceContext } from './context.js';
 import { acknowledgeHandoff, startHandoff } from './handoff.js';
 import { acquireLease, expireLease, releaseLease, renewLease } from './leases.js';
 import { completeRecovery, startRecovery, unblockTask } from './recovery.js';
+import { purgeTask } from './purge.js';
 import { setTaskState } from './tasks.js';
 
 /** Each command's handler. */
@@ -31,6 +32,7 @@ const HANDLERS = {
   'recovery.complete': completeRecovery,
   'task.unblock': unblockTask,
   'task.state': setTaskState,
+  'task.purge': purgeTask,
 } as const satisfies { [K in Command['kind']]: (ctx: ServiceContext, command: Extract<Command, { kind: K }>) => Promise<unknown> };
 
 type Handlers = typeof HANDLERS;

@@ -26,4 +26,10 @@ describe('layering rules', () => {
     expect(await restricted('src/service/repository/new-rows.ts', source)).toEqual([expect.stringContaining('src/store/open.ts chooses one')]);
     expect(await restricted('src/store/open-more.ts', source.replace('../../store/', './'))).toEqual([]);
   });
+
+  it('keep the LangGraph adapter to the client', async () => {
+    const source = "import { execute } from '../service/execute.js';\nexport const e = execute;\n";
+    expect(await restricted('src/langgraph/new-part.ts', source)).toEqual([expect.stringContaining('through src/client/')]);
+    expect(await restricted('src/langgraph/new-part.ts', "import { BatonClient } from '../client/index.js';\nexport const c = BatonClient;\n")).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 /**
- * /v1/tasks/:taskId: the latest checkpoint, history, and the audit trail
- * with its verification and evidence export.
+ * /v1/tasks/:taskId: the task, its purge, the latest checkpoint, history,
+ * and the audit trail with its verification and evidence export.
  *
  * @module
  */
@@ -18,7 +18,13 @@ import { pageQuery, taskParams, taskStateBody } from '../schemas.js';
 
 const NDJSON = 'application/x-ndjson';
 
-export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceContext }): Promise<void> {
+export interface TaskRouteOptions {
+  ctx: ServiceContext;
+  /** Whether writers may purge tasks (`BATON_WRITER_PURGE=1`); admins always may. */
+  writerPurge?: boolean;
+}
+
+export async function taskRoutes(base: FastifyInstance, { ctx, writerPurge = false }: TaskRouteOptions): Promise<void> {
   const app = base.withTypeProvider<ZodTypeProvider>();
 
   app.get(
@@ -34,6 +40,19 @@ export async function taskRoutes(base: FastifyInstance, { ctx }: { ctx: ServiceC
       const scopedCtx = scoped(ctx, request);
       const { state, reason } = request.body;
       return execute(scopedCtx, { ...writeCommand(scopedCtx, request), kind: 'task.state', taskId: request.params.taskId, state, ...(reason ? { reason } : {}) });
+    },
+  );
+
+  app.delete(
+    '/v1/tasks/:taskId',
+    {
+      schema: { tags: ['tasks'], summary: 'Purge a task’s checkpoints; 409 retention_active under retention or legal hold; the audit chain keeps a tombstone', params: taskParams },
+      config: { roles: writerPurge ? ['admin', 'writer'] : ['admin'] },
+    },
+    async (request, reply) => {
+      const scopedCtx = scoped(ctx, request);
+      await execute(scopedCtx, { ...writeCommand(scopedCtx, request), kind: 'task.purge', taskId: request.params.taskId });
+      return reply.code(204).send();
     },
   );
 

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
-import { decodeValue, encodeValue, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
+import { clearRecord, decodeValue, encodeValue, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { IndexRows } from './indexes.js';
 import type { Keyspace } from './keyspace.js';
@@ -153,6 +153,20 @@ export class CheckpointRows {
     writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw);
     await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored);
     this.index.update(before, after);
+  }
+
+  /**
+   * Removes a checkpoint for good: its current version, every earlier
+   * version, its id, its history entry `seq` and its index entries. Lineage
+   * rows are the links' own (`LinkRows.unlinkAll`).
+   */
+  remove(checkpoint: Checkpoint, seq: number): void {
+    clearRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id]);
+    const revisions = this.ks.revisions.range(checkpoint.id);
+    this.tx.clearRange(revisions.begin, revisions.end);
+    this.tx.clear(this.ks.ids.pack(checkpoint.id));
+    this.tx.clear(this.ks.history.pack(checkpoint.taskId, seq));
+    this.index.update(checkpoint, undefined);
   }
 
   /** Up to `limit` entries of a task's history, newest first, older than `beforeSeq` when given. */

@@ -34,4 +34,13 @@ export class LinkRows {
     const rows = await this.tx.getRange(begin, range.end, { limit });
     return rows.map((row) => this.ks.links.unpack(row.key)[1] as string);
   }
+
+  /** Removes `id` from the lineage: its parent row, its parent's link to it, and its links to its children. */
+  async unlinkAll(id: string): Promise<void> {
+    const parent = await this.parentOf(id);
+    if (parent !== undefined) this.tx.clear(this.ks.links.pack(parent, id));
+    this.tx.clear(this.ks.parents.pack(id));
+    const children = this.ks.links.range(id);
+    this.tx.clearRange(children.begin, children.end);
+  }
 }
