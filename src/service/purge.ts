@@ -44,15 +44,27 @@ export async function purgeTask(ctx: ServiceContext, command: PurgeTask): Promis
   return result;
 }
 
-/** Every checkpoint of the task with its history slot, read as stored: a corrupt record is purged too. */
+/**
+ * Every checkpoint of the task with its history slot, read as stored: a
+ * record that fails its hash but still parses is purged too; one that does
+ * not parse stops the purge.
+ */
 async function allCheckpoints(repo: Repository, taskId: string): Promise<{ checkpoint: Checkpoint; seq: number }[]> {
   const found: { checkpoint: Checkpoint; seq: number }[] = [];
   let before: number | undefined;
   for (;;) {
     const page = await repo.checkpoints.history(taskId, BATCH, before);
     for (const entry of page) {
-      const raw = await repo.checkpoints.raw(taskId, entry.checkpointId);
-      if (raw !== undefined) found.push({ checkpoint: JSON.parse(raw.c) as Checkpoint, seq: entry.seq });
+      const raw = await repo.checkpoints.raw(taskId, entry.checkpointId).catch(() => null);
+      if (raw === undefined) continue;
+      let checkpoint: Checkpoint;
+      try {
+        checkpoint = JSON.parse(String(raw?.c)) as Checkpoint;
+      } catch {
+        // Without its content neither its retention nor its index entries are known: refuse rather than guess.
+        throw new AppError('checkpoint_corrupted', { detail: 'A checkpoint of the task cannot be read, so its retention is unknown; the purge is refused.', extra: { checkpointId: entry.checkpointId } });
+      }
+      found.push({ checkpoint, seq: entry.seq });
     }
     if (page.length < BATCH) return found;
     before = page[page.length - 1]!.seq;
