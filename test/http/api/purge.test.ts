@@ -5,6 +5,7 @@
  * writers where the deployment allows it) may purge.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
@@ -113,4 +114,22 @@ describe('DELETE /v1/tasks/:taskId', () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
     expect(doc.paths['/v1/tasks/{taskId}']?.delete).toMatchObject({ tags: ['tasks'] });
   });
+});
+
+it('refuses to purge a task with a checkpoint it cannot parse (409 checkpoint_corrupted), and purges nothing', async () => {
+  const t = await buildTestApp();
+  try {
+    const cp = (await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('t-broken') })).json() as Json;
+    const key = tenantKeyspace('default').checkpoints.pack('t-broken', String(cp.id), 0);
+    await t.store.transact(async (tx) => {
+      const record = decodeValue<{ c: string; h: string }>((await tx.get(key))!);
+      tx.set(key, encodeValue({ ...record, c: '{"compliance":{"legalHold":tr' }));
+    });
+    const res = await t.app.inject({ method: 'DELETE', url: '/v1/tasks/t-broken', headers: auth('admin') });
+    expect(res.statusCode, res.body).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'checkpoint_corrupted', checkpointId: cp.id });
+    expect((await t.app.inject({ method: 'GET', url: '/v1/tasks/t-broken/checkpoints', headers: auth() })).json()).toMatchObject({ corrupted: [cp.id] });
+  } finally {
+    await t.close();
+  }
 });
