@@ -3,6 +3,7 @@
  * `startServer` with a writer token and a data directory, bounded in time.
  */
 import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,4 +132,26 @@ export function heldCreate(base: string, requestId: string, body: string): { res
       controller!.close();
     },
   };
+}
+
+/**
+ * The real server in its own process on a fresh data directory, for the
+ * enclosing `describe`: started before its tests, stopped and its directory
+ * removed after. Answers a getter of the server's base URL.
+ */
+export function useBatonProcess(prefix: string): () => string {
+  let child: ChildProcess | undefined;
+  let dir: string | undefined;
+  let url = '';
+  beforeAll(async () => {
+    dir = tempDataDir(prefix);
+    const server = await startBaton(dir);
+    child = server.child;
+    url = server.url;
+  });
+  afterAll(async () => {
+    await stopBaton(child);
+    removeDir(dir);
+  });
+  return () => url;
 }

@@ -6,11 +6,10 @@
  * else won, and the task holds exactly one child checkpoint and one lease,
  * with exactly one set of events. Only the winner's client carries an epoch.
  */
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BatonClient, BatonError, type StoredEvent } from '../../../src/client/index.js';
 import { TOKENS } from '../../support/app.js';
-import { removeDir, startBaton, stopBaton, tempDataDir } from '../../support/crash-server.js';
+import { useBatonProcess } from '../../support/crash-server.js';
 import { work } from '../../client/support/server.js';
 
 const AGENTS = 20;
@@ -23,22 +22,9 @@ interface Outcome<T> {
 }
 
 describe('twenty agents racing for one task, over a real socket', () => {
-  let child: ChildProcess | undefined;
-  let dir: string | undefined;
-  let base = '';
+  const server = useBatonProcess('baton-races-');
 
-  beforeAll(async () => {
-    dir = tempDataDir('baton-races-');
-    const server = await startBaton(dir);
-    child = server.child;
-    base = server.url;
-  });
-  afterAll(async () => {
-    await stopBaton(child);
-    removeDir(dir);
-  });
-
-  const client = (): BatonClient => new BatonClient({ baseUrl: base, token: TOKENS.writer, timeoutMs: 20_000, backoff: { baseMs: 5, maxMs: 50 } });
+  const client = (): BatonClient => new BatonClient({ baseUrl: server(), token: TOKENS.writer, timeoutMs: 20_000, backoff: { baseMs: 5, maxMs: 50 } });
 
   /** Starts `call` for every agent at once; each outcome is its value or its BatonError. */
   async function race<T>(call: (client: BatonClient, agentId: string) => Promise<T>): Promise<{ winners: Outcome<T>[]; losers: Outcome<T>[] }> {

@@ -3,33 +3,18 @@
  * If-Match is 412): twenty concurrent PATCHes name version 1, exactly one
  * wins and the others are refused, and the checkpoint ends at version 2.
  */
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERRORS } from '../../../src/errors.js';
 import { checkpointBody } from '../../support/app.js';
-import { removeDir, startBaton, stopBaton, tempDataDir, WRITER } from '../../support/crash-server.js';
+import { useBatonProcess, WRITER } from '../../support/crash-server.js';
 
 const CONCURRENT = 20;
 
 describe('concurrent PATCHes with the same If-Match, over a real socket', () => {
-  let child: ChildProcess | undefined;
-  let dir: string | undefined;
-  let base = '';
-
-  beforeAll(async () => {
-    dir = tempDataDir('baton-race-');
-    const server = await startBaton(dir);
-    child = server.child;
-    base = server.url;
-  });
-
-  afterAll(async () => {
-    await stopBaton(child);
-    removeDir(dir);
-  });
+  const server = useBatonProcess('baton-race-');
 
   it('exactly one of twenty wins; nineteen get 412; the checkpoint is at version 2', { timeout: 60_000 }, async () => {
-    const created = await fetch(`${base}/v1/checkpoints`, {
+    const created = await fetch(`${server()}/v1/checkpoints`, {
       method: 'POST',
       headers: { ...WRITER, 'content-type': 'application/json' },
       body: JSON.stringify(checkpointBody('race-task')),
@@ -41,7 +26,7 @@ describe('concurrent PATCHes with the same If-Match, over a real socket', () => 
 
     const answers = await Promise.all(
       Array.from({ length: CONCURRENT }, async (_, i) => {
-        const res = await fetch(`${base}/v1/checkpoints/${id}`, {
+        const res = await fetch(`${server()}/v1/checkpoints/${id}`, {
           method: 'PATCH',
           headers: { ...WRITER, 'content-type': 'application/merge-patch+json', 'if-match': '"1"' },
           body: JSON.stringify({ agentId: `racer-${i}`, labels: { racer: i } }),
@@ -64,7 +49,7 @@ describe('concurrent PATCHes with the same If-Match, over a real socket', () => 
       expect(loser.body.detail).toEqual(expect.stringContaining(ERRORS.version_conflict.message));
     }
 
-    const read = await fetch(`${base}/v1/checkpoints/${id}`, { headers: WRITER, signal: AbortSignal.timeout(10_000) });
+    const read = await fetch(`${server()}/v1/checkpoints/${id}`, { headers: WRITER, signal: AbortSignal.timeout(10_000) });
     expect(read.status).toBe(200);
     expect(read.headers.get('etag')).toBe('"2"');
     const current = (await read.json()) as { version: number; agentId: string; labels: Record<string, unknown>; compliance: { hash: string } };
@@ -75,14 +60,14 @@ describe('concurrent PATCHes with the same If-Match, over a real socket', () => 
     expect(current.compliance.hash).toBe((winner.body.compliance as { hash: string }).hash);
 
     // One update reached the revisions, the audit trail and the event feed; the chain verifies.
-    const revisions = (await (await fetch(`${base}/v1/checkpoints/${id}/revisions`, { headers: WRITER })).json()) as { items: { version: number; hash: string }[] };
+    const revisions = (await (await fetch(`${server()}/v1/checkpoints/${id}/revisions`, { headers: WRITER })).json()) as { items: { version: number; hash: string }[] };
     expect(revisions.items.map((r) => [r.version, r.hash])).toEqual([
       [1, createdHash],
       [2, current.compliance.hash],
     ]);
-    const verify = (await (await fetch(`${base}/v1/tasks/race-task/audit/verify`, { headers: WRITER })).json()) as { ok: boolean; entries: number };
+    const verify = (await (await fetch(`${server()}/v1/tasks/race-task/audit/verify`, { headers: WRITER })).json()) as { ok: boolean; entries: number };
     expect(verify).toEqual({ ok: true, entries: 2 });
-    const events = (await (await fetch(`${base}/v1/events?types=CHECKPOINT_UPDATED`, { headers: WRITER })).json()) as { items: { subject: string }[] };
+    const events = (await (await fetch(`${server()}/v1/events?types=CHECKPOINT_UPDATED`, { headers: WRITER })).json()) as { items: { subject: string }[] };
     expect(events.items.filter((e) => e.subject === id)).toHaveLength(1);
   });
 });
