@@ -95,7 +95,11 @@ export class Journal {
 
   /** Appends `value` and resolves once it is on disk. */
   append(value: unknown): Promise<void> {
-    const bytes = encodeRecord(value);
+    return this.appendEncoded(encodeRecord(value));
+  }
+
+  /** Appends a record already made by {@link encodeRecord} (a caller that needed its size first encodes once). */
+  appendEncoded(bytes: Buffer): Promise<void> {
     if (bytes.length - HEADER_BYTES > MAX_RECORD_BYTES) return Promise.reject(new RangeError('The record is larger than the queue takes.'));
     return new Promise((resolve, reject) => {
       this.batch.push({ bytes, resolve, reject });

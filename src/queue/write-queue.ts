@@ -21,7 +21,7 @@ import { handoffFinal } from '../domain/handoff.js';
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
-import { Journal } from './journal.js';
+import { encodeRecord, Journal } from './journal.js';
 
 /** One accepted write as the journal keeps it. */
 export interface QueuedRecord {
@@ -119,9 +119,9 @@ export class WriteQueue implements QueuePort {
   async enqueue(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued> {
     const answer = this.answer(command);
     const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
-    const size = Buffer.byteLength(JSON.stringify(record)) + 12;
-    if (this.journal.bytes + size > this.maxBytes) throw new AppError('queue_full');
-    await this.journal.append(record);
+    const bytes = encodeRecord(record);
+    if (this.journal.bytes + bytes.length > this.maxBytes) throw new AppError('queue_full');
+    await this.journal.appendEncoded(bytes);
     this.pending.push(record);
     this.count(record, +1);
     return answer;
