@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalize } from './canonical-json.js';
 import type { Checkpoint } from './checkpoint.js';
 
 /** The hashed form: the checkpoint without its hash and signature. */

@@ -1,4 +1,5 @@
 /** Properties of canonicalJson (RFC 8785): agreement with the independent serializer on generated JSON, and the RFC's own number, string and sorting samples. */
+import canonicalizePackage from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/domain/hash.js';
@@ -147,5 +148,30 @@ describe('canonicalJson (RFC 8785)', () => {
     expect(canonical).toBe(
       '{"\\r":"Carriage Return","1":"One","\u0080":"Control","ö":"Latin Small Letter O With Diaeresis","€":"Euro Sign","😀":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
     );
+  });
+});
+
+describe('canonicalJson beside the canonicalize package', () => {
+  it('produces the same bytes as canonicalize for any JSON value', () => {
+    fc.assert(
+      fc.property(json, (value) => {
+        expect(canonicalJson(value)).toBe(canonicalizePackage(value));
+      }),
+      PARAMS,
+    );
+  });
+
+  it('produces the same bytes for objects with undefined members, toJSON values and sparse arrays', () => {
+    const value = { b: undefined, a: [undefined, 1], d: new Date(0), c: { toJSON: () => ({ z: 1, y: [2] }) }, '\u00e9': 'é', '\u{1F600}': '😀', e: '\u2028\u0007' };
+    expect(canonicalJson(value)).toBe(canonicalizePackage(value));
+  });
+
+  it('refuses what canonicalize refuses: lone surrogates, NaN, infinities, cycles', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const bad of ['\uD800', { ['\uDC00']: 1 }, NaN, Infinity, -Infinity, [cyclic]]) {
+      expect(() => canonicalizePackage(bad)).toThrow();
+      expect(() => canonicalJson(bad)).toThrow();
+    }
   });
 });
