@@ -78,7 +78,7 @@ import { handoffScenario } from './lib/handoff-scenario.js';
 import { PatchScenario } from './lib/patch-scenario.js';
 import { queueScenario } from './lib/queue-scenario.js';
 import { memoryOf, type Memory } from './lib/proc.js';
-import { killServers, startServer, stopServers } from './lib/servers.js';
+import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 import { round } from './lib/stats.js';
 import { fixed } from './lib/tables.js';
 
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
 
   const cpuProfArgs = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : [];
   const [baton, bare] = await Promise.all([
-    startServer('baton', 'src/main.ts', batonEnv, '/readyz', cpuProfArgs, ['--enable-fault-injection']),
+    startServer('baton', BATON_MAIN, batonEnv, '/readyz', cpuProfArgs, ['--enable-fault-injection']),
     startServer('bare', 'loadtest/bare-server.ts', { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', BARE_BODY_LIMIT: String(bodyLimit) }, '/v1/checkpoints/x'),
   ]);
   console.log(`baton pid ${baton.child.pid} at ${baton.url} (data ${dataDir}); bare pid ${bare.child.pid} at ${bare.url}`);

@@ -23,7 +23,7 @@ import { BatonClient } from '../src/client/index.js';
 import { BatonSaver } from '../src/langgraph/index.js';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
 import { envNumber } from './lib/env.js';
-import { killServers, startServer, stopServers } from './lib/servers.js';
+import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 import { latencyOf, round } from './lib/stats.js';
 import { alignedTable } from './lib/tables.js';
 
@@ -111,7 +111,7 @@ async function sqlite(file: string, synchronous?: 'FULL'): Promise<{ saver: Sqli
 
 async function main(): Promise<void> {
   const dataDir = tempDirs.make('baton');
-  const server = await startServer('baton', 'src/main.ts', { BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', BATON_RATE_LIMIT_PER_MINUTE: '1000000000' }, '/readyz');
+  const server = await startServer('baton', BATON_MAIN, { BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', BATON_RATE_LIMIT_PER_MINUTE: '1000000000' }, '/readyz');
   // uuid6-like ids: time-ordered strings, as LangGraph mints them, so `before` and order behave as in a graph.
   let counter = 0;
   const ids = () => `${Date.now().toString(16).padStart(12, '0')}-${(counter++).toString(16).padStart(12, '0')}`;

@@ -70,10 +70,11 @@ const CLOCK_TICKS = ((): number => {
 })();
 
 /** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat. */
-function cpuSecondsOf(pid: number | undefined): number {
+/** CPU seconds of process `pid`, all threads; of its main thread (the event loop) alone with `mainThread`. */
+function cpuSecondsOf(pid: number | undefined, mainThread = false): number {
   if (pid === undefined) return NaN;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
@@ -87,6 +88,8 @@ export interface Cpu {
   serverPct: number;
   /** Server CPU per completed request, in microseconds. */
   serverUsPerReq: number;
+  /** The server's main thread (its event loop) alone, per completed request, in microseconds. */
+  eventLoopUsPerReq: number;
   /** This process's (the load generator's) CPU, in % of one core. */
   generatorPct: number;
 }
@@ -94,15 +97,18 @@ export interface Cpu {
 /** Starts measuring the CPU of the server `pid` and of this process; call the result with the number of requests completed. */
 export function cpuMeter(pid: number | undefined): (requests: number) => Cpu {
   const server0 = cpuSecondsOf(pid);
+  const main0 = cpuSecondsOf(pid, true);
   const generator0 = process.cpuUsage();
   const t0 = performance.now();
   return (requests) => {
     const wall = (performance.now() - t0) / 1000;
     const serverSeconds = cpuSecondsOf(pid) - server0;
+    const mainSeconds = cpuSecondsOf(pid, true) - main0;
     const generator = process.cpuUsage(generator0);
     return {
       serverPct: round((100 * serverSeconds) / wall, 1),
       serverUsPerReq: round((serverSeconds * 1e6) / requests, 1),
+      eventLoopUsPerReq: round((mainSeconds * 1e6) / requests, 1),
       generatorPct: round((100 * (generator.user + generator.system)) / 1e6 / wall, 1),
     };
   };

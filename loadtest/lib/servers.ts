@@ -1,17 +1,30 @@
 /**
  * The HTTP benchmark's servers, each a child process started with
- * `node --import tsx <script>`: starting one and finding the port it listens
+ * `node dist/main.js` (Baton as `npm start` runs it) or `node --import tsx
+ * <script>`: starting one and finding the port it listens
  * on, checking it is still alive after a run, and stopping them all (SIGTERM,
  * then SIGKILL after a grace period) at the end, on an error or on a signal.
  *
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { listeningPorts } from './proc.js';
 
 /** The repository root: servers run from there, as `npm start` does, and scripts are named relative to it. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The service as `npm start` runs it: compiled by `scripts/build.mjs` (its `prestart`), no TypeScript loader. */
+export const BATON_MAIN = 'dist/main.js';
+
+let built = false;
+
+/** Compiles the service once per benchmark run, as `npm start` does before it starts. */
+function buildOnce(): void {
+  if (built) return;
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' });
+  built = true;
+}
 
 /** Every child started and not yet stopped, so that no exit path leaves one running. */
 const children = new Set<ChildProcess>();
@@ -31,12 +44,16 @@ export interface Server {
 const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
 
 /**
- * Starts a server with `node --import tsx <script>` and finds where it
+ * Starts a server with `node <script>` (`node --import tsx <script>` for
+ * TypeScript) and finds where it
  * listens: from its "Server listening at" line when it logs one (it does not
  * at LOG_LEVEL=warn), else from the sockets it listens on, probing `probePath`.
  */
 export async function startServer(name: string, script: string, env: Record<string, string>, probePath: string, nodeArgs: string[] = [], scriptArgs: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs], {
+  if (script === BATON_MAIN) buildOnce();
+  // JavaScript runs as it is; TypeScript (the bare route, test servers) through tsx.
+  const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script, ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,9 +4,26 @@
  * spellings of special tokens (`<|endoftext|>`) count as the plain text they
  * are, never as control tokens and never as an error.
  *
+ * The encoding's vocabulary takes about 65 MB once loaded, so it is loaded on
+ * first use (the first resume prompt of the process, about 0.2 s), not at
+ * start: a service that is never asked for a prompt never holds it.
+ *
  * @module
  */
-import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+
+type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+let loaded: Encoding | undefined;
+
+function encoding(): Encoding {
+  loaded ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding;
+  return loaded;
+}
+
+const countTokens: Encoding['countTokens'] = (text, options) => encoding().countTokens(text, options);
+const encode: Encoding['encode'] = (text, options) => encoding().encode(text, options);
+const decode: Encoding['decode'] = (tokens) => encoding().decode(tokens);
 
 const PLAIN = { disallowedSpecial: new Set<string>() };
 
