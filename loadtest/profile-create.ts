@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
-import { CONNECTIONS, SECONDS, TOKEN } from './lib/http-config.js';
+import { CONNECTIONS, TOKEN } from './lib/http-config.js';
 import { closedLoop, postRequests } from './lib/http-scenarios.js';
 import { summarize, type Profile } from './lib/profile-summary.js';
 import { memoryOf } from './lib/proc.js';

@@ -9,6 +9,7 @@
  *
  *   node scripts/build.mjs
  */
+/* global console, performance, URL */
 import { readdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
