@@ -251,6 +251,9 @@ export async function readRecordBytes(
   // Most records are whole: one point read finds them without a range read.
   const whole = await tx.get(Buffer.concat([base, ONE_PART_ZERO]));
   if (whole !== undefined) return whole;
+  // Nor is a missing record (a new task's head) worth a range read: a split one always has chunk 1.
+  const first = await tx.get(Buffer.concat([base, ONE_PART_ONE]));
+  if (first === undefined) return undefined;
   const chunks = await tx.getRange(Buffer.concat([base, ONE_PART_ONE]), Buffer.concat([base, FF]));
   if (chunks.length === 0) return undefined;
   return Buffer.concat(chunks.map((c) => c.value));
