@@ -19,29 +19,49 @@ export const JSON_CONTENT_TYPES = ['application/json', 'application/merge-patch+
 export const MAX_DEPTH = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function invalid(field: string, message: string): AppError {
   return new AppError('validation_failed', { errors: [{ field, message } satisfies FieldError] });
 }
 
 /** Names the first value that JSON canonicalization could not represent, or undefined. */
-export function firstUnrepresentable(value: unknown, path: string[] = [], depth = 0): FieldError | undefined {
+export function firstUnrepresentable(value: unknown): FieldError | undefined {
+  // The common case, a body with nothing wrong, is walked without building a path; only a failing body is walked again for it.
+  return representable(value, 0) ? undefined : locate(value, [], 0);
+}
+
+function representable(value: unknown, depth: number): boolean {
+  if (depth > MAX_DEPTH) return false;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value === 'string') return value.isWellFormed();
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!representable(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (!key.isWellFormed() || !representable((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+function locate(value: unknown, path: string[], depth: number): FieldError | undefined {
   const field = path.length === 0 ? 'body' : path.join('.');
   if (depth > MAX_DEPTH) return { field, message: `nests deeper than ${MAX_DEPTH} levels` };
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : { field, message: 'is a number too large to represent' };
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? { field, message: 'holds an unpaired UTF-16 surrogate' } : undefined;
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : { field, message: 'holds an unpaired UTF-16 surrogate' };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = firstUnrepresentable(value[i], [...path, String(i)], depth + 1);
+      const found = locate(value[i], [...path, String(i)], depth + 1);
       if (found) return found;
     }
     return undefined;
   }
   if (value !== null && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      if (LONE_SURROGATE.test(key)) return { field, message: 'has a member name with an unpaired UTF-16 surrogate' };
-      const found = firstUnrepresentable(inner, [...path, key], depth + 1);
+      if (!key.isWellFormed()) return { field, message: 'has a member name with an unpaired UTF-16 surrogate' };
+      const found = locate(inner, [...path, key], depth + 1);
       if (found) return found;
     }
   }
