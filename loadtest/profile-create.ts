@@ -1,5 +1,5 @@
 /**
- * Profiles the create path alone: starts Baton with --cpu-prof, drives
+ * Profiles the create path (or, with SCENARIO=get, the read path) alone: starts Baton with --cpu-prof, drives
  * BENCH_SECONDS of closed-loop creates at BENCH_CONNECTIONS, stops it and
  * prints the profile's top functions by self time, and by file.
  *
@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, TOKEN } from './lib/http-config.js';
-import { closedLoop, postRequests } from './lib/http-scenarios.js';
+import { concurrently, createCheckpoint } from './lib/http-client.js';
+import { taskId } from './lib/http-payloads.js';
+import { closedLoop, getRequests, postRequests } from './lib/http-scenarios.js';
 import { summarize, type Profile } from './lib/profile-summary.js';
 import { memoryOf } from './lib/proc.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
@@ -28,7 +30,9 @@ async function main(): Promise<void> {
     BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
   }, '/readyz', [...(process.env.PROFILE === '0' ? [] : ['--cpu-prof', '--cpu-prof-dir', out]), ...(process.env.SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${out}`] : [])]);
   const memory0 = memoryOf(baton.child.pid);
-  const create = await closedLoop(baton, postRequests, CONNECTIONS);
+  // SCENARIO=get profiles reads of 2,000 checkpoints instead of creates.
+  const ids = process.env.SCENARIO === 'get' ? (await concurrently(2000, 32, (i) => createCheckpoint(baton.url, taskId(i)))).map((c) => c.id) : [];
+  const create = await closedLoop(baton, process.env.SCENARIO === 'get' ? getRequests(ids) : postRequests, CONNECTIONS);
   const memory1 = memoryOf(baton.child.pid);
   const metrics = await (await fetch(`${baton.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
   const heap = metrics.split('\n').filter((line) => /^nodejs_(heap_size_(used|total)|external_memory)_bytes|^nodejs_heap_space_size_used_bytes/.test(line));
@@ -38,7 +42,7 @@ async function main(): Promise<void> {
   }
   console.log(`memory before ${JSON.stringify(memory0)}, after ${JSON.stringify(memory1)}`);
   for (const line of heap) console.log(`  ${line.replace(/ (\d+)$/, (_, b: string) => ` ${(Number(b) / 2 ** 20).toFixed(1)} MB`)}`);
-  console.log(`create ${create.okPerSec.toFixed(0)}/s p50 ${create.p50Ms} p99 ${create.p99Ms} cpu/req ${create.cpu.serverUsPerReq.toFixed(0)} us, event loop ${create.cpu.eventLoopUsPerReq.toFixed(0)} us`);
+  console.log(`${process.env.SCENARIO ?? 'create'} ${create.okPerSec.toFixed(0)}/s p50 ${create.p50Ms} p99 ${create.p99Ms} cpu/req ${create.cpu.serverUsPerReq.toFixed(0)} us, event loop ${create.cpu.eventLoopUsPerReq.toFixed(0)} us`);
   await stopServers();
   if (process.env.PROFILE === '0') return;
   const file = readdirSync(out).filter((f) => f.endsWith('.cpuprofile')).sort((a, b) => statSync(join(out, a)).size - statSync(join(out, b)).size).pop()!;

@@ -23,9 +23,15 @@ export class MemoryTransaction implements Transaction {
   private readonly writes = new Map<string, Write>();
   private readonly stamped: { prefix: Bytes; suffix: Bytes; value: Bytes }[] = [];
   private open = true;
-  private stampResolve!: (stamp: Bytes) => void;
-  private stampReject!: (error: Error) => void;
-  private readonly stamp: Promise<Bytes>;
+  /**
+   * The commit stamp, made on demand: most transactions never ask for it, and
+   * a read-only one would otherwise build a rejected promise and its error
+   * (with a stack trace) for nothing. `null` once known that there is none.
+   */
+  private stamp: Promise<Bytes> | undefined;
+  private stampResolve: ((stamp: Bytes) => void) | undefined;
+  private stampReject: ((error: Error) => void) | undefined;
+  private settled: Bytes | null | undefined;
 
   private readonly readOnly: boolean;
   /** The port's limits and this attempt's counters, shared with the FoundationDB store. */
@@ -34,12 +40,6 @@ export class MemoryTransaction implements Transaction {
   constructor(below: PendingReader, readOnly = false) {
     this.below = below;
     this.readOnly = readOnly;
-    this.stamp = new Promise((resolve, reject) => {
-      this.stampResolve = resolve;
-      this.stampReject = reject;
-    });
-    // A caller that never asks for the stamp must not see an unhandled rejection.
-    this.stamp.catch(() => undefined);
   }
 
   async get(key: Bytes): Promise<Bytes | undefined> {
@@ -115,6 +115,20 @@ export class MemoryTransaction implements Transaction {
   }
 
   commitStamp(): Promise<Bytes> {
+    if (this.stamp === undefined) {
+      const settled = this.settled;
+      this.stamp =
+        settled === undefined
+          ? new Promise((resolve, reject) => {
+              this.stampResolve = resolve;
+              this.stampReject = reject;
+            })
+          : settled === null
+            ? Promise.reject(noStamp())
+            : Promise.resolve(settled);
+      // A caller that asks for the stamp and awaits it only later must not see an unhandled rejection meanwhile.
+      this.stamp.catch(() => undefined);
+    }
     return this.stamp;
   }
 
@@ -128,8 +142,9 @@ export class MemoryTransaction implements Transaction {
   }
 
   resolveStamp(stamp: Bytes | null): void {
-    if (stamp === null) this.stampReject(new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.'));
-    else this.stampResolve(stamp);
+    this.settled = stamp;
+    if (stamp === null) this.stampReject?.(noStamp());
+    else this.stampResolve?.(stamp);
   }
 
   private checkOpen(): void {
@@ -198,4 +213,8 @@ export class MemoryTransaction implements Transaction {
     emitLayeredBefore(null);
     return out;
   }
+}
+
+function noStamp(): StoreError {
+  return new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.');
 }

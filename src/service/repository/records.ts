@@ -53,8 +53,11 @@ export class CheckpointDoc {
 
   /** `version` sorts last among the top-level keys, so canonical JSON ends with it. */
   get version(): number {
-    const match = /"version":(\d+)}$/.exec(this.raw.c);
-    return match ? Number(match[1]) : this.checkpoint.version;
+    const { c } = this.raw;
+    // A search from the end: a regular expression anchored at the end still scans the whole text.
+    const at = c.lastIndexOf('"version":');
+    const digits = at < 0 ? '' : c.slice(at + '"version":'.length, -1);
+    return /^\d+$/.test(digits) ? Number(digits) : this.checkpoint.version;
   }
 
   /**
