@@ -10,6 +10,17 @@
  *                              benchmark POSTs a real Baton checkpoint first
  *                              to give the GET the same response payload)
  *
+ *   POST /floor/checkpoints    (with BARE_FLOOR_DIR) the least any durable
+ *                              checkpoint create does: the same JSON parse,
+ *                              the same zod validation, RFC 8785
+ *                              canonicalization and SHA-256 as Baton, and one
+ *                              LMDB put in BARE_FLOOR_DIR opened as Baton opens
+ *                              its store (every commit fsynced; puts of one
+ *                              event turn share a commit), answered 201 once
+ *                              durable. No auth, no task head, no audit chain,
+ *                              no events, no indexes: the floor under Baton's
+ *                              create on this machine, measured in the same run.
+ *
  * Environment: PORT (default 0), HOST (default 127.0.0.1), BARE_BODY_LIMIT
  * (bytes; the benchmark passes Baton's), LOG_LEVEL (default warn). Prints
  * `Server listening at <url>` on stdout once it listens, whatever the log
@@ -17,7 +28,11 @@
  *
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import { open } from 'lmdb';
+import { checkpointInput } from '../src/domain/checkpoint.js';
+import { canonicalJson, sha256Hex } from '../src/domain/hash.js';
 
 const port = Number(process.env.PORT ?? 0);
 const host = process.env.HOST ?? '127.0.0.1';
@@ -34,6 +49,20 @@ app.post('/v1/checkpoints', async (request, reply) => {
 });
 
 app.get('/v1/checkpoints/:id', async () => latest);
+
+const floorDir = process.env.BARE_FLOOR_DIR;
+if (floorDir) {
+  const db = open({ path: floorDir, noSubdir: false, overlappingSync: false, noSync: false, compression: false, encoding: 'binary', keyEncoding: 'binary' });
+  app.post('/floor/checkpoints', async (request, reply) => {
+    const parsed = checkpointInput.safeParse(request.body);
+    if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
+    const id = randomUUID();
+    const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
+    const hash = sha256Hex(canonical);
+    await db.put(Buffer.from(id), Buffer.from(canonical));
+    return reply.code(201).send({ id, hash, ...parsed.data });
+  });
+}
 
 const address = await app.listen({ port, host });
 console.log(`Server listening at ${address}`);

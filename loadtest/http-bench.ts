@@ -11,6 +11,8 @@
  *   create        POST /v1/checkpoints, ~2 KB bodies, unique content, task ids
  *                 round-robin over 1,000 tasks (1,000 concurrent open tasks)
  *   bare POST     the same bodies to the bare route
+ *   floor create  the same bodies to the bare server's floor route: validation,
+ *                 canonical JSON, SHA-256 and one fsynced LMDB put, nothing else
  *   get           GET /v1/checkpoints/:id over 2,000 pre-created checkpoints
  *   bare GET      the same paths; the bare route answers a real Baton checkpoint
  *   patch         PATCH /v1/checkpoints/:id with If-Match; no two requests in
@@ -74,6 +76,7 @@ import { checkpointBody, taskId } from './lib/http-payloads.js';
 import { closedTable, openTable, pct, times, unansweredNote, verdict } from './lib/http-report.js';
 import { closedLoop, getRequests, historyRequests, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
 import { openLoopMeasured, type OpenRun } from './lib/open-loop.js';
+import { fsyncProbe } from './lib/fsync-probe.js';
 import { handoffScenario } from './lib/handoff-scenario.js';
 import { PatchScenario } from './lib/patch-scenario.js';
 import { queueScenario } from './lib/queue-scenario.js';
@@ -119,10 +122,14 @@ async function main(): Promise<void> {
       `rate limit ${RATE_LIMIT}/min, node ${process.version}, ${cpus().length} CPUs`,
   );
 
+  // The disk's floor, before any load: a create cannot answer before its commit's fsync.
+  const fsync = fsyncProbe(dataDir);
+  console.log(`disk: one 4 KiB write + fdatasync in the data dir p50/p99 ${fixed(fsync.p50Ms, 2)}/${fixed(fsync.p99Ms, 2)} ms, ${fsync.perSec}/s one at a time`);
+
   const cpuProfArgs = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : [];
   const [baton, bare] = await Promise.all([
     startServer('baton', BATON_MAIN, batonEnv, '/readyz', cpuProfArgs, ['--enable-fault-injection']),
-    startServer('bare', 'loadtest/bare-server.ts', { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', BARE_BODY_LIMIT: String(bodyLimit) }, '/v1/checkpoints/x'),
+    startServer('bare', 'loadtest/bare-server.ts', { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', BARE_BODY_LIMIT: String(bodyLimit), BARE_FLOOR_DIR: tempDirs.make('floor') }, '/v1/checkpoints/x'),
   ]);
   console.log(`baton pid ${baton.child.pid} at ${baton.url} (data ${dataDir}); bare pid ${bare.child.pid} at ${bare.url}`);
   const memorySamples: Memory[] = [];
@@ -151,6 +158,9 @@ async function main(): Promise<void> {
   step('bare POST');
   const barePost = await closedLoop(bare, postRequests);
   rows.push(['POST', 'bare', barePost]);
+  step('floor create (bare route + validation + canonical JSON + SHA-256 + one fsynced LMDB put)');
+  const floor = await closedLoop(bare, () => postRequests('/floor/checkpoints'));
+  rows.push(['floor create', 'bare', floor]);
   step('get');
   const get = await closedLoop(baton, getRequests(readIds));
   rows.push(['get', 'baton', get]);
@@ -206,6 +216,8 @@ async function main(): Promise<void> {
     createRateVsBarePost: create.okPerSec / barePost.okPerSec,
     createP99VsBarePostP99: create.p99Ms / barePost.p99Ms,
     createCpuPerReqVsBarePost: create.cpu.serverUsPerReq / barePost.cpu.serverUsPerReq,
+    createRateVsFloor: create.okPerSec / floor.okPerSec,
+    floorRateVsBarePost: floor.okPerSec / barePost.okPerSec,
     getRateVsBareGet: get.okPerSec / bareGet.okPerSec,
     getP99VsBareGetP99: get.p99Ms / bareGet.p99Ms,
     handoffAckP99VsCreateP99: handoffs.handoffAck.p99Ms / handoffs.create.p99Ms,
@@ -239,6 +251,11 @@ async function main(): Promise<void> {
   console.log(
     `  create / bare POST server CPU/req   ${times(ratios.createCpuPerReqVsBarePost).padStart(9)}   (${fixed(create.cpu.serverUsPerReq, 0)} vs ${fixed(barePost.cpu.serverUsPerReq, 0)} us, all threads)`,
   );
+  console.log(
+    `  floor create rate / bare POST rate  ${pct(ratios.floorRateVsBarePost).padStart(9)}   (the least a durable create costs here: ${fixed(floor.okPerSec, 0)}/s, ` +
+      `event loop ${fixed(floor.cpu.eventLoopUsPerReq, 0)} us/req; Baton's create ${fixed(create.cpu.eventLoopUsPerReq, 0)} us/req)`,
+  );
+  console.log(`  create rate / floor create rate      ${pct(ratios.createRateVsFloor).padStart(9)}`);
   console.log(`  get rate / bare GET rate            ${pct(ratios.getRateVsBareGet).padStart(9)}`);
   console.log(`  get p99 / bare GET p99              ${times(ratios.getP99VsBareGetP99).padStart(9)}`);
   if (queue) {
@@ -298,7 +315,8 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     tmpdir: tmpdir(),
     setup: { checkpoints: prepared, seconds: round(prepSeconds, 2) },
-    closed: { create, barePost, get, bareGet, patch, history, historyOneConnection: history1 },
+    fsync,
+    closed: { create, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1 },
     handoffs,
     queue,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, baton: openBaton },

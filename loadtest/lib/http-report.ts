@@ -24,12 +24,12 @@ function codes(statusCodes: Record<string, number>): string {
 /** The p50, p99 and max cells. */
 const latencyCells = (l: Latency): string[] => [fixed(l.p50Ms, 2), fixed(l.p99Ms, 2), fixed(l.maxMs, 2)];
 
-/** The srv cpu, srv us/req and gen cpu cells. */
-const cpuCells = (cpu: Cpu): string[] => [`${fixed(cpu.serverPct, 0)} %`, fixed(cpu.serverUsPerReq, 0), `${fixed(cpu.generatorPct, 0)} %`];
+/** The srv cpu, srv us/req, loop us/req (the server's main thread alone) and gen cpu cells. */
+const cpuCells = (cpu: Cpu): string[] => [`${fixed(cpu.serverPct, 0)} %`, fixed(cpu.serverUsPerReq, 0), fixed(cpu.eventLoopUsPerReq, 0), `${fixed(cpu.generatorPct, 0)} %`];
 
 /** One row per closed-loop run: [scenario, server, figures]. */
 export function closedTable(rows: [string, string, ClosedFigures][]): string {
-  const head = ['scenario', 'server', 'conns', 'secs', 'requests', 'req/s', '2xx/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'srv cpu', 'srv us/req', 'gen cpu', 'status codes'];
+  const head = ['scenario', 'server', 'conns', 'secs', 'requests', 'req/s', '2xx/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'srv cpu', 'srv us/req', 'loop us/req', 'gen cpu', 'status codes'];
   const body = rows.map(([name, server, f]) => [
     name,
     server,
@@ -49,11 +49,11 @@ export function closedTable(rows: [string, string, ClosedFigures][]): string {
 
 /** Per server, one row per paced stream, then an `all` row with the latency over every stream and the CPU. */
 export function openTable(runs: [string, OpenRun][]): string {
-  const head = ['open loop', 'server', 'rate/s', 'scheduled', 'done/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'srv cpu', 'srv us/req', 'gen cpu', 'status codes'];
+  const head = ['open loop', 'server', 'rate/s', 'scheduled', 'done/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'srv cpu', 'srv us/req', 'loop us/req', 'gen cpu', 'status codes'];
   const body: string[][] = [];
   for (const [server, run] of runs) {
     for (const [name, f] of Object.entries(run.streams)) {
-      body.push([name, server, fixed(f.rate, 0), String(f.scheduled), fixed(f.achievedPerSec, 0), ...latencyCells(f), String(f.non2xx), String(f.errors), '', '', '', codes(f.statusCodes)]);
+      body.push([name, server, fixed(f.rate, 0), String(f.scheduled), fixed(f.achievedPerSec, 0), ...latencyCells(f), String(f.non2xx), String(f.errors), '', '', '', '', codes(f.statusCodes)]);
     }
     body.push(['all', server, '', '', '', ...latencyCells(run.all), '', '', ...cpuCells(run.cpu), '']);
   }

@@ -83,12 +83,12 @@ export async function closedLoop(
   };
 }
 
-export function postRequests(): Requests {
+export function postRequests(path = '/v1/checkpoints'): Requests {
   let n = 0;
   return [
     {
       method: 'POST',
-      path: '/v1/checkpoints',
+      path,
       setupRequest: (request) => {
         const i = n++;
         // Round-robin over the 1,000 open tasks; the body counter keeps content unique across runs.
