@@ -14,7 +14,7 @@ import { lmdbDisk, type Disk } from './scale-disk.js';
 import { readScenarios, scaleTaskId, type StoreShape } from './scale-data.js';
 import { countCheckpoints } from './scale-load.js';
 import { CanonicalSizes, measureReads, type ReadFigures } from './scale-reads.js';
-import { startServer, stopServers } from './servers.js';
+import { BATON_MAIN, startServer, stopServers } from './servers.js';
 import { round } from './stats.js';
 
 export interface PhaseFigures {
@@ -56,7 +56,7 @@ export async function measurePhase(label: string, dataDir: string, shape: StoreS
   const checkpoints = await countCheckpoints(dataDir, taskIds);
 
   const spawned = performance.now();
-  const server = await startServer(`baton (${label})`, 'src/main.ts', batonEnv(dataDir), '/readyz');
+  const server = await startServer(`baton (${label})`, BATON_MAIN, batonEnv(dataDir), '/readyz');
   const startSeconds = round((performance.now() - spawned) / 1000, 2);
   step(`${label}: baton pid ${server.child.pid} at ${server.url} on ${dataDir} (${checkpoints.toLocaleString('en')} checkpoints), started in ${startSeconds} s`);
 
