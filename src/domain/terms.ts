@@ -14,10 +14,10 @@ export const MIN_TERM_LENGTH = 2;
 /**
  * The most terms one checkpoint is indexed under, the first ones in the order
  * its text is read ({@link termsOf}). Each term is an index key written with
- * the record, and an update that replaces them all clears and writes one key
- * per term: the bound keeps that beside the largest checkpoint and its
- * revision inside one store transaction (10,000,000 bytes), whatever the
- * text. A checkpoint of a few KB has about a hundred.
+ * the record (about 200 bytes with its value), and an update that replaces
+ * every word clears and writes one key per term: the bound keeps that to a
+ * few hundred KB beside the record and its revision, inside one store
+ * transaction (10,000,000 bytes). A checkpoint of a few KB has about a hundred.
  */
 export const MAX_TERMS = 1_000;
 
