@@ -5,13 +5,13 @@
  * after any insert, change or removal the index holds exactly the entries of
  * the checkpoint as it now is.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint.js';
-import { indexEntries, IndexRows } from '../../../src/service/repository/indexes.js';
+import { indexEntries, INDEX_NAMES, IndexRows } from '../../../src/service/repository/indexes.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { decodeValue } from '../../../src/store/keyspace.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
@@ -111,4 +111,11 @@ describe('IndexRows.update', () => {
     await update(rich, undefined);
     expect(await stored()).toEqual(expected(other));
   });
+});
+
+it('docs/keyspace.md documents every index, and no other', () => {
+  const doc = readFileSync(new URL('../../../docs/keyspace.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Secondary indexes'), doc.indexOf('## System spaces'));
+  const documented = [...section.matchAll(/^\| `([a-zA-Z]+)` \|/gm)].map((m) => m[1]);
+  expect(documented.sort()).toEqual([...INDEX_NAMES].sort());
 });
