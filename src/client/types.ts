@@ -72,7 +72,7 @@ export interface SearchQuery extends PageQuery {
   /** ISO 8601 date-times. */
   from?: string;
   to?: string;
-  /** Full text over items and decisions. */
+  /** Full text over items and decisions: whole words, case-insensitive, every one required (docs/api.md). */
   q?: string;
   /** Each becomes a `label.NAME=VALUE` filter. */
   labels?: Record<string, string | number | boolean>;

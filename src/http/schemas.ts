@@ -11,6 +11,7 @@ import { EXPORT_FORMAT_NAMES, IMPORT_FORMAT_NAMES } from '../formats/format.js';
 import { LEASE_TTL_MS } from '../domain/leases.js';
 import { FAILURE_KINDS } from '../domain/recovery.js';
 import { SETTABLE_STATES } from '../domain/task-state.js';
+import { NO_QUERY_TERMS, queryTerms } from '../domain/terms.js';
 
 export const idParams = z.object({ id: checkpointId });
 export const taskParams = z.object({ taskId: externalId });
@@ -33,7 +34,15 @@ export const searchQuery = z
     file: z.string().min(1).max(4096).optional(),
     from: dateTime.optional(),
     to: dateTime.optional(),
-    q: z.string().min(1).max(500).optional(),
+    q: z
+      .string()
+      .min(1)
+      .max(500)
+      .refine((q) => queryTerms(q).length > 0, NO_QUERY_TERMS)
+      .optional()
+      .describe(
+        'Full text: whole words, case-insensitive; every word must appear in the item texts, decisions, assumptions, constraints, dependencies or current focus. Stop words (the, and, of, …) and one-character words are ignored; a q with no other word is 400.',
+      ),
     limit: limit(1000, 50),
     cursor: z.string().max(2000).optional(),
   })

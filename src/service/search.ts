@@ -1,15 +1,18 @@
 /**
  * Search over the secondary indexes. One index drives the scan (the most
  * selective filter given), newest first within the time range; the other
- * filters are checked on each record. A page stops when its transaction's
- * read budget is spent (keys, bytes and time, counted by the store), so a
- * rare match cannot make one request unbounded: the cursor then carries on
- * where the scan stopped.
+ * filters are checked on each record. Full text (`q`) is a filter like the
+ * others: its words are looked up in the `term` index, and a record matches
+ * when its terms hold every word of the query. A page stops when its
+ * transaction's read budget is spent (keys, bytes and time, counted by the
+ * store), so a rare match cannot make one request unbounded: the cursor then
+ * carries on where the scan stopped.
  *
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
 import type { Actor } from '../domain/commands.js';
+import { NO_QUERY_TERMS, queryTerms, termsOf } from '../domain/terms.js';
 import { AppError } from '../errors.js';
 import type { Listed } from './checkpoint-reads.js';
 import { snapshot, type ServiceContext } from './context.js';
@@ -51,18 +54,30 @@ const isPosition = (value: unknown): value is Position =>
   typeof (value as { i?: unknown }).i === 'string' &&
   typeof (value as { x?: unknown }).x === 'string';
 
+/** The words of `q`, found once per request; absent when the query has no `q`. */
+type Terms = readonly string[] | undefined;
+
+/** The words of `q`; a `q` of punctuation and stop words alone could match nothing useful, and is refused. */
+function termsOfQuery(query: SearchQuery): Terms {
+  if (query.q === undefined) return undefined;
+  const terms = queryTerms(query.q);
+  if (terms.length === 0) throw new AppError('validation_failed', { errors: [{ field: 'query.q', message: NO_QUERY_TERMS }] });
+  return terms;
+}
+
 /** The index that drives the scan, with its value in index form. */
-function drivingIndex(query: SearchQuery): [IndexName, string] {
-  const [name, value] = drivingFilter(query);
+function drivingIndex(query: SearchQuery, terms: Terms): [IndexName, string] {
+  const [name, value] = drivingFilter(query, terms);
   return [name, indexTerm(value)];
 }
 
-/** The filter that usually matches fewest checkpoints. */
-function drivingFilter(query: SearchQuery): [IndexName, string] {
+/** The filter that usually matches fewest checkpoints; of the words of `q`, the longest. */
+function drivingFilter(query: SearchQuery, terms: Terms): [IndexName, string] {
   if (query.taskId !== undefined) return ['task', query.taskId];
   if (query.file !== undefined) return ['file', query.file];
   const label = Object.entries(query.labels ?? {})[0];
   if (label !== undefined) return ['label', `${label[0]}=${label[1]}`];
+  if (terms !== undefined) return ['term', terms.reduce((longest, term) => (term.length > longest.length ? term : longest))];
   if (query.agentId !== undefined) return ['agent', query.agentId];
   if (query.finalStatus !== undefined) return ['finalStatus', query.finalStatus];
   if (query.agentType !== undefined) return ['agentType', query.agentType];
@@ -71,7 +86,12 @@ function drivingFilter(query: SearchQuery): [IndexName, string] {
   return ['all', ''];
 }
 
-export function matches(checkpoint: Checkpoint, query: SearchQuery): boolean {
+/**
+ * Whether the record meets every filter. Words are checked against the
+ * record's own terms, not taken from the index that drove the scan, so an
+ * index entry that no longer holds can cost a read but never a wrong result.
+ */
+export function matches(checkpoint: Checkpoint, query: SearchQuery, terms: Terms): boolean {
   if (query.taskId !== undefined && checkpoint.taskId !== query.taskId) return false;
   if (query.agentId !== undefined && checkpoint.agentId !== query.agentId) return false;
   if (query.agentType !== undefined && checkpoint.agentType !== query.agentType) return false;
@@ -85,33 +105,17 @@ export function matches(checkpoint: Checkpoint, query: SearchQuery): boolean {
   if (query.file !== undefined && !filePaths(checkpoint).has(query.file)) return false;
   if (query.from !== undefined && checkpoint.createdAt < query.from) return false;
   if (query.to !== undefined && checkpoint.createdAt > query.to) return false;
-  if (query.q !== undefined && !searchableText(checkpoint).includes(query.q.toLowerCase())) return false;
+  if (terms !== undefined) {
+    const found = termsOf(checkpoint);
+    if (!terms.every((term) => found.has(term))) return false;
+  }
   return true;
-}
-
-/** The text `q` searches: items, decisions and the current focus, lower-cased. */
-function searchableText(checkpoint: Checkpoint): string {
-  const parts: string[] = [];
-  const add = (value: unknown): void => {
-    if (typeof value === 'string') parts.push(value);
-    else if (value && typeof value === 'object') {
-      for (const field of ['description', 'blocker', 'decision', 'rationale', 'id']) {
-        const text = (value as Record<string, unknown>)[field];
-        if (typeof text === 'string') parts.push(text);
-      }
-    }
-  };
-  const state = checkpoint.executionState;
-  [state.completedItems, state.pendingItems, state.blockedItems].forEach((list) => list?.forEach(add));
-  add(state.currentFocus);
-  const summary = checkpoint.contextSummary;
-  [summary.keyDecisions, summary.assumptions, summary.constraints, summary.externalDependencies].forEach((list) => list?.forEach(add));
-  return parts.join('\n').toLowerCase();
 }
 
 export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query: SearchQuery): Promise<Listed<CheckpointDoc>> {
   const started = performance.now();
-  const [name, value] = drivingIndex(query);
+  const terms = termsOfQuery(query);
+  const [name, value] = drivingIndex(query, terms);
   const scope = `${name}=${value}`;
   const position = decodeCursor(query.cursor, isPosition);
   if (position !== undefined && position.x !== scope) throw new AppError('invalid_cursor');
@@ -140,7 +144,7 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
         const loaded = await repo.checkpoints.current(hit.taskId, hit.checkpointId);
         if (loaded !== undefined) {
           if (!loaded.ok) corrupt.push(loaded.corruption);
-          else if (matches(loaded.doc.checkpoint, query)) items.push(loaded.doc);
+          else if (matches(loaded.doc.checkpoint, query, terms)) items.push(loaded.doc);
         }
         if (items.length >= query.limit) return stop();
       }

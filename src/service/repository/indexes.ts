@@ -3,15 +3,19 @@
  * record: one `update(old, new)` for insert, change and delete, clearing the
  * entries that no longer hold, and a newest-first scan for search. An entry is `(name, value, createdAt, id)` →
  * taskId, so a scan newest-first needs no second lookup to find the record.
+ * The `term` index holds one entry per word of the checkpoint's text
+ * (`domain/terms.ts`), tens per checkpoint, so `update` packs each key from
+ * parts made once per name and once per checkpoint.
  *
  * @module
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { sha256Hex } from '../../domain/hash.js';
-import { decodeValue, encodeValue, type Subspace } from '../../store/keyspace.js';
+import { termsOf } from '../../domain/terms.js';
+import { decodeValue, encodeValue, packString, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 
-export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file'] as const;
+export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file', 'term'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
 
 /** Index values longer than this are indexed by their SHA-256, keeping keys short on every store. */
@@ -39,6 +43,7 @@ function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
   if (checkpoint.finalStatus) entries.push(['finalStatus', checkpoint.finalStatus]);
   for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
   for (const path of filePaths(checkpoint)) entries.push(['file', path]);
+  for (const term of termsOf(checkpoint)) entries.push(['term', term]);
   return entries;
 }
 
@@ -87,6 +92,8 @@ export interface IndexScan {
 
 /** The secondary indexes of one tenant, inside one transaction. */
 export class IndexRows {
+  private prefixes: Record<IndexName, Buffer> | undefined;
+
   constructor(
     private readonly tx: Transaction,
     private readonly index: Subspace,
@@ -94,22 +101,39 @@ export class IndexRows {
 
   /** Brings the index from `before`'s entries to `after`'s; either may be absent. */
   update(before: Checkpoint | undefined, after: Checkpoint | undefined): void {
-    const keys = (c: Checkpoint | undefined): Map<string, Buffer> => {
-      const found = new Map<string, Buffer>();
-      if (c === undefined) return found;
-      for (const [name, value] of indexEntries(c)) {
-        const key = this.index.pack(name, value, c.createdAt, c.id);
-        found.set(key.toString('latin1'), key);
-      }
-      return found;
-    };
-    const old = keys(before);
-    const next = keys(after);
-    for (const [id, k] of old) if (!next.has(id)) this.tx.clear(k);
-    if (after) {
-      const value = encodeValue(after.taskId);
-      for (const [id, k] of next) if (!old.has(id)) this.tx.set(k, value);
+    if (before === undefined) {
+      if (after !== undefined) this.insert(after);
+      return;
     }
+    if (after === undefined || after.id !== before.id || after.createdAt !== before.createdAt) {
+      const suffix = entrySuffix(before);
+      for (const [name, value] of indexEntries(before)) this.tx.clear(this.key(name, value, suffix));
+      if (after !== undefined) this.insert(after);
+      return;
+    }
+    // A change keeps the id and the creation time, so entries differ by (name, value) alone.
+    const old = new Map(indexEntries(before).map((entry) => [entryId(entry), entry]));
+    const next = new Map(indexEntries(after).map((entry) => [entryId(entry), entry]));
+    const suffix = entrySuffix(after);
+    for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clear(this.key(name, value, suffix));
+    let taskId: Buffer | undefined;
+    for (const [id, [name, value]] of next) {
+      if (!old.has(id)) this.tx.set(this.key(name, value, suffix), (taskId ??= encodeValue(after.taskId)));
+    }
+  }
+
+  /** Writes every entry of a new checkpoint: nothing to compare against, nothing to clear. */
+  private insert(checkpoint: Checkpoint): void {
+    const suffix = entrySuffix(checkpoint);
+    const taskId = encodeValue(checkpoint.taskId);
+    for (const [name, value] of indexEntries(checkpoint)) this.tx.set(this.key(name, value, suffix), taskId);
+  }
+
+  /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once. */
+  private key(name: IndexName, value: string, suffix: Buffer): Buffer {
+    const prefix = (this.prefixes ??= namePrefixes(this.index))[name];
+    const packed = packString(value);
+    return Buffer.concat([prefix, packed, suffix], prefix.length + packed.length + suffix.length);
   }
 
   /** Entries of `(name, value)`, newest first; `value` in its index form ({@link indexTerm}). */
@@ -124,4 +148,26 @@ export class IndexRows {
       return { createdAt, checkpointId, taskId: decodeValue<string>(row.value) };
     });
   }
+}
+
+/** The packed `(createdAt, id)` that ends every index key of a checkpoint. */
+function entrySuffix(checkpoint: Checkpoint): Buffer {
+  return Buffer.concat([packString(checkpoint.createdAt), packString(checkpoint.id)]);
+}
+
+/** One string per `(name, value)`: names hold no NUL, so the two cannot run together. */
+function entryId([name, value]: [IndexName, string]): string {
+  return `${name}\u0000${value}`;
+}
+
+/** Each index subspace's packed `(name)` prefixes, made once per tenant's subspace. */
+const prefixCache = new WeakMap<Subspace, Record<IndexName, Buffer>>();
+
+function namePrefixes(index: Subspace): Record<IndexName, Buffer> {
+  let prefixes = prefixCache.get(index);
+  if (prefixes === undefined) {
+    prefixes = Object.fromEntries(INDEX_NAMES.map((name) => [name, index.pack(name)])) as Record<IndexName, Buffer>;
+    prefixCache.set(index, prefixes);
+  }
+  return prefixes;
 }

@@ -179,11 +179,13 @@ describe('GET /v1/checkpoints (search)', () => {
     await expectIds(`from=${encodeURIComponent('2025-03-01T11:02:00+01:00')}&to=${encodeURIComponent('2025-03-01T11:02:00+01:00')}`, [2]);
   });
 
-  it('searches text of items and decisions case-insensitively with q', async () => {
+  it('searches whole words of items and decisions case-insensitively with q, every word required', async () => {
     await expectIds('q=widget%20FACTORY', [1]);
     await expectIds('q=postgresql', [0]);
     await expectIds('q=ALPHA%20work', [0]);
     await expectIds('q=no-such-words', []);
+    await expectIds('q=postgres', []);
+    await expectIds('q=widget%20postgresql', []);
   });
 
   it('combines filters with AND', async () => {

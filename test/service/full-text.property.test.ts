@@ -1,0 +1,74 @@
+/**
+ * Full-text search against a model: for random checkpoints made of words
+ * (some rewritten by a later version), a search for one word returns exactly
+ * the checkpoints whose current text holds that word, in any case, newest
+ * first. Each run writes into a tenant of its own on one real LMDB store, so
+ * runs also check that no tenant sees another's checkpoints.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildCheckpoint } from '../../src/domain/changes.js';
+import { checkpointInput, type Checkpoint } from '../../src/domain/checkpoint.js';
+import type { Actor } from '../../src/domain/commands.js';
+import { newId } from '../../src/domain/ids.js';
+import { queryTerms } from '../../src/domain/terms.js';
+import { AppError } from '../../src/errors.js';
+import { Repository, toStored } from '../../src/service/repository/repository.js';
+import { searchCheckpoints } from '../../src/service/search.js';
+import { serviceHarness, type ServiceHarness } from './service-context.js';
+
+/** Words that collide in case and in Unicode form, a stop word and a one-letter word, which match nothing. */
+const VOCABULARY = ['lease', 'Lease', 'LEASE', 'fencing', 'epoch', 'Über', 'über', 'ÜBER', 'café', 'cafe\u0301', '409', 'the', 'x'];
+const SEPARATORS = [' ', ', ', '-', '\n', ' (', '); '];
+
+const words = fc.array(fc.constantFrom(...VOCABULARY), { minLength: 0, maxLength: 5 });
+const text = fc.tuple(words, fc.constantFrom(...SEPARATORS)).map(([list, separator]) => ({ list, text: list.join(separator) }));
+const spec = fc.record({ first: text, rewrite: fc.option(text, { nil: undefined }) });
+
+/** The model: a checkpoint holds a word when one of its words is the same, ignoring case and Unicode form. */
+const same = (a: string, b: string) => a.normalize('NFKC').toLowerCase() === b.normalize('NFKC').toLowerCase();
+
+let harness: ServiceHarness;
+let run = 0;
+beforeAll(() => {
+  harness = serviceHarness();
+});
+afterAll(async () => harness?.close());
+
+it('finds exactly the checkpoints whose current text holds the word, newest first, in their own tenant only', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(spec, { minLength: 1, maxLength: 8 }), fc.constantFrom(...VOCABULARY), async (specs, word) => {
+      const actor: Actor = { tenant: `prop-${run++}`, role: 'writer', subject: 'test' };
+      const made: { checkpoint: Checkpoint; words: string[] }[] = [];
+      await harness.store.transact(async (tx) => {
+        const repo = new Repository(tx, actor.tenant);
+        specs.forEach(({ first }, i) => {
+          const input = checkpointInput.parse({ taskId: 'task-prop', agentId: 'agent-1', executionState: { completedItems: [first.text] } });
+          const checkpoint = buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString());
+          repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, i + 1);
+          made.push({ checkpoint, words: first.list });
+        });
+      });
+      await harness.store.transact(async (tx) => {
+        const repo = new Repository(tx, actor.tenant);
+        for (const [i, { rewrite }] of specs.entries()) {
+          if (rewrite === undefined) continue;
+          const before = made[i]!.checkpoint;
+          const after: Checkpoint = { ...before, version: 2, executionState: { ...before.executionState, completedItems: [rewrite.text] } };
+          await repo.checkpoints.replace(before, toStored(before).stored, after, toStored(after).stored);
+          made[i] = { checkpoint: after, words: rewrite.list };
+        }
+      });
+
+      const search = searchCheckpoints(harness.ctx, actor, { q: word, limit: 1_000 });
+      if (queryTerms(word).length === 0) {
+        await expect(search).rejects.toBeInstanceOf(AppError);
+        return;
+      }
+      const found = (await search).items.map((doc) => doc.checkpoint.id);
+      const expected = made.filter(({ words: list }) => list.some((w) => same(w, word))).map(({ checkpoint }) => checkpoint.id).reverse();
+      expect(found).toEqual(expected);
+    }),
+    { numRuns: 150 },
+  );
+});
