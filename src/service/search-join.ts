@@ -91,6 +91,7 @@ class Postings {
   /** The read found fewer rows than it asked for: nothing older exists. */
   private ended = false;
   private batch = 1;
+  private lastBound: Bound | undefined;
 
   constructor(
     private readonly repo: Repository,
@@ -100,6 +101,9 @@ class Postings {
 
   /** The newest entry within `bound`, undefined when none; `spent` when finding it would read more than `room` keys. */
   async newest(bound: Bound | undefined, room: number): Promise<IndexHit | undefined | 'spent'> {
+    // The join's bounds only move older; should one not, the rows passed over are looked at again.
+    if (!inside(bound, this.lastBound)) this.next = 0;
+    this.lastBound = bound;
     if (this.readWithin !== null && inside(bound, this.readWithin)) {
       while (this.next < this.rows.length && !within(this.rows[this.next]!, bound)) this.next += 1;
       if (this.next < this.rows.length) return this.hand(this.next);

@@ -4,10 +4,10 @@
  * filters are checked on each record. Full text (`q`) is a filter like the
  * others: its words are looked up in the `term` index (several words are
  * joined there, `search-join.ts`), and a record matches when its own terms
- * hold every word of the query. A page stops when its
- * transaction's read budget is spent (keys, bytes and time, counted by the
- * store), so a rare match cannot make one request unbounded: the cursor then
- * carries on where the scan stopped.
+ * hold every word of the query. A page stops when its transaction's read
+ * budget is spent (keys, bytes and time, counted by the store), so a rare
+ * match cannot make one request unbounded: the cursor then carries on where
+ * the scan stopped.
  *
  * @module
  */
@@ -69,7 +69,7 @@ const isPosition = (value: unknown): value is Position =>
   value !== null &&
   typeof (value as { c?: unknown }).c === 'string' &&
   typeof (value as { i?: unknown }).i === 'string' &&
-  [undefined, true].includes((value as { a?: unknown }).a as undefined) &&
+  ((value as { a?: unknown }).a === undefined || (value as { a?: unknown }).a === true) &&
   typeof (value as { x?: unknown }).x === 'string';
 
 /** The words of `q`, found once per request; absent when the query has no `q`. */

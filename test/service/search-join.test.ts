@@ -4,13 +4,16 @@
  * checkpoints and meet at a few places are found exactly, newest first, in
  * pages that never read more keys than the budget allows, however far apart
  * the matches are; one rare word with a common one costs a few keys a match.
+ * And a model check of the join itself, with tiny budgets and pages.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../src/domain/checkpoint.js';
 import type { Actor } from '../../src/domain/commands.js';
 import { newId } from '../../src/domain/ids.js';
-import { READ_BUDGET, Repository, toStored } from '../../src/service/repository/repository.js';
+import { READ_BUDGET, ReadBudget, Repository, toStored } from '../../src/service/repository/repository.js';
+import { joinWords, type Bound } from '../../src/service/search-join.js';
 import { searchCheckpoints } from '../../src/service/search.js';
 import { serviceHarness, type ServiceHarness } from './service-context.js';
 
@@ -70,5 +73,60 @@ describe('a search for two words', () => {
     const { pages, mostKeys } = await allPages('common meets', 10);
     expect(pages).toEqual([expected]);
     expect(mostKeys).toBeLessThan(10 * expected.length);
+  });
+});
+
+describe('joinWords against a model', () => {
+  const WORDS = ['wren', 'lark', 'kite'];
+
+  it('pages through exactly the entries holding every word, newest first, whatever the budget and the page size', async () => {
+    let run = 0;
+    const entry = fc.subarray(WORDS);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(entry, { minLength: 1, maxLength: 60 }),
+        fc.subarray(WORDS, { minLength: 2 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 40 }),
+        async (entries, asked, limit, keys) => {
+          const tenant = `join-${run++}`;
+          const made = entries.map((words, i) => {
+            const input = checkpointInput.parse({ taskId: 'task-join', agentId: 'agent-1', executionState: { completedItems: [words.join(' ') || 'nothing'] } });
+            return { words, checkpoint: buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1) + (i >> 1) * 1000).toISOString()) };
+          });
+          await harness.store.transact(async (tx) => {
+            const repo = new Repository(tx, tenant);
+            for (const { checkpoint } of made) repo.index.update(undefined, checkpoint);
+          });
+          const expected = made
+            .filter(({ words }) => asked.every((word) => words.includes(word)))
+            .map(({ checkpoint }) => checkpoint)
+            .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
+            .map((c) => c.id);
+
+          const found: string[] = [];
+          let start: Bound | undefined;
+          for (let page = 0; ; page++) {
+            expect(page).toBeLessThan(4 * entries.length + 10);
+            const stop = await harness.store.transact(
+              async (tx) => {
+                const repo = new Repository(tx, tenant);
+                const onPage: string[] = [];
+                return joinWords(repo, asked, {}, start, new ReadBudget(tx, { keys, bytes: 1e9, ms: 1e9 }), async (hit) => {
+                  onPage.push(hit.checkpointId);
+                  found.push(hit.checkpointId);
+                  return onPage.length >= limit;
+                });
+              },
+              { readOnly: true },
+            );
+            if (stop.exhausted) break;
+            start = stop.resume;
+          }
+          expect(found).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
