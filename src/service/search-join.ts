@@ -44,7 +44,7 @@ export function scanBound(bound: Bound | undefined): { before: IndexPosition } |
 }
 
 /**
- * Orders entries as their index keys do, newest first: createdAt, then id.
+ * Orders positions as their index keys do, older first: createdAt, then id.
  * Both are ASCII (ISO 8601 times, UUIDs), so string order is byte order.
  */
 function compare(a: IndexPosition, b: IndexPosition): number {
