@@ -11,7 +11,8 @@ const keyLayout = [
 const serverSide = { group: ['**/service/*', '**/store/*', '**/http/*', '**/queue/*', '**/app', '**/app.js'], message: 'src/langgraph/ talks to Baton through src/client/, never to the server modules.' };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/'] },
+  // .scratch/ holds throwaway measurement scripts, ignored by git as well.
+  { ignores: ['node_modules/', 'data/', 'dist/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
