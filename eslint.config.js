@@ -11,6 +11,7 @@ const keyLayout = [
 const serverSide = { group: ['**/service/*', '**/store/*', '**/http/*', '**/queue/*', '**/app', '**/app.js'], message: 'src/langgraph/ talks to Baton through src/client/, never to the server modules.' };
 
 export default tseslint.config(
+  // .scratch/ holds throwaway measurement scripts, ignored by git as well.
   { ignores: ['node_modules/', 'data/', 'dist/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,

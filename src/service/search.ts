@@ -2,11 +2,12 @@
  * Search over the secondary indexes. One index drives the scan (the most
  * selective filter given), newest first within the time range; the other
  * filters are checked on each record. Full text (`q`) is a filter like the
- * others: its words are looked up in the `term` index, and a record matches
- * when its terms hold every word of the query. A page stops when its
- * transaction's read budget is spent (keys, bytes and time, counted by the
- * store), so a rare match cannot make one request unbounded: the cursor then
- * carries on where the scan stopped.
+ * others: its words are looked up in the `term` index (several words are
+ * joined there, `search-join.ts`), and a record matches when its own terms
+ * hold every word of the query. A page stops when its transaction's read
+ * budget is spent (keys, bytes and time, counted by the store), so a rare
+ * match cannot make one request unbounded: the cursor then carries on where
+ * the scan stopped.
  *
  * @module
  */
@@ -17,7 +18,18 @@ import { AppError } from '../errors.js';
 import type { Listed } from './checkpoint-reads.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { filePaths, indexTerm, labelTerm, type CheckpointDoc, type Corruption, type IndexName } from './repository/repository.js';
+import {
+  filePaths,
+  indexTerm,
+  labelTerm,
+  type CheckpointDoc,
+  type Corruption,
+  type IndexHit,
+  type IndexName,
+  type ReadBudget,
+  type Repository,
+} from './repository/repository.js';
+import { joinWords, scanBound, type Bound, type PageStop, type TimeRange } from './search-join.js';
 
 export interface SearchQuery {
   taskId?: string;
@@ -40,10 +52,15 @@ const BATCH = 200;
 /** Keys one index entry costs: its row and the record it names (one key unless split). */
 const ENTRY_KEYS = 2;
 
-/** Where a page stopped: createdAt and id, and the index scanned, so another query cannot reuse it. */
+/**
+ * Where a page stopped: createdAt and id, whether that entry itself is still
+ * to consider (`a`, set when a join stopped on an undecided candidate), and
+ * the scan's scope, so another query cannot reuse it.
+ */
 type Position = {
   c: string;
   i: string;
+  a?: true;
   x: string;
 };
 
@@ -52,6 +69,7 @@ const isPosition = (value: unknown): value is Position =>
   value !== null &&
   typeof (value as { c?: unknown }).c === 'string' &&
   typeof (value as { i?: unknown }).i === 'string' &&
+  ((value as { a?: unknown }).a === undefined || (value as { a?: unknown }).a === true) &&
   typeof (value as { x?: unknown }).x === 'string';
 
 /** The words of `q`, found once per request; absent when the query has no `q`. */
@@ -65,10 +83,22 @@ function termsOfQuery(query: SearchQuery): Terms {
   return terms;
 }
 
-/** The index that drives the scan, with its value in index form. */
-function drivingIndex(query: SearchQuery, terms: Terms): [IndexName, string] {
-  const [name, value] = drivingFilter(query, terms);
-  return [name, indexTerm(value)];
+/**
+ * How a search reads: one index scanned newest first, the most selective
+ * filter given; or, for `q` of several words and no taskId, file or label,
+ * the words' entries joined (`search-join.ts`), the longest word first.
+ */
+type Plan = { join: false; name: IndexName; value: string; scope: string } | { join: true; words: string[]; scope: string };
+
+function planOf(query: SearchQuery, terms: Terms): Plan {
+  const [name, raw] = drivingFilter(query, terms);
+  if (name === 'term' && terms !== undefined && terms.length > 1) {
+    const words = [raw, ...terms.filter((term) => term !== raw)].map(indexTerm);
+    // Words hold no space, so the joined scope names exactly these words.
+    return { join: true, words, scope: `term=${indexTerm(words.join(' '))}` };
+  }
+  const value = indexTerm(raw);
+  return { join: false, name, value, scope: `${name}=${value}` };
 }
 
 /** The filter that usually matches fewest checkpoints; of the words of `q`, the longest. */
@@ -115,46 +145,71 @@ export function matches(checkpoint: Checkpoint, query: SearchQuery, terms: Terms
 export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query: SearchQuery): Promise<Listed<CheckpointDoc>> {
   const started = performance.now();
   const terms = termsOfQuery(query);
-  const [name, value] = drivingIndex(query, terms);
-  const scope = `${name}=${value}`;
+  const plan = planOf(query, terms);
   const position = decodeCursor(query.cursor, isPosition);
-  if (position !== undefined && position.x !== scope) throw new AppError('invalid_cursor');
-  const range = { ...(query.from !== undefined ? { from: query.from } : {}), ...(query.to !== undefined ? { to: query.to } : {}) };
-  const { items, corrupt, stoppedAt, exhausted } = await snapshot(ctx, actor.tenant, async (repo) => {
+  if (position !== undefined && position.x !== plan.scope) throw new AppError('invalid_cursor');
+  const start: Bound | undefined = position === undefined ? undefined : { createdAt: position.c, checkpointId: position.i, inclusive: position.a === true };
+  const range: TimeRange = { ...(query.from !== undefined ? { from: query.from } : {}), ...(query.to !== undefined ? { to: query.to } : {}) };
+  const { items, corrupt, stop } = await snapshot(ctx, actor.tenant, async (repo) => {
     const items: CheckpointDoc[] = [];
     const corrupt: Corruption[] = [];
-    const budget = repo.budget();
-    let scanned = 0;
-    let before = position === undefined ? undefined : { createdAt: position.c, checkpointId: position.i };
-    // One more index entry tells whether a next page can exist at all; its key is kept back from the budget.
-    const stop = async () => {
-      const rest = await repo.index.scan(name, value, { ...range, ...(before ? { before } : {}), limit: 1 });
-      return { items, corrupt, stoppedAt: before, exhausted: rest.length === 0 };
-    };
-    for (let first = true; ; first = false) {
-      // The first batch is read whatever the budget, so every page makes progress.
-      const room = first ? BATCH : Math.min(BATCH, Math.floor((budget.keysLeft() - 1) / ENTRY_KEYS));
-      if (room <= 0) return stop();
-      const hits = await repo.index.scan(name, value, { ...range, ...(before ? { before } : {}), limit: room });
-      for (const hit of hits) {
-        // Large records spend the bytes of the budget faster than its keys: checked per entry too.
-        if (scanned > 0 && !budget.allows(ENTRY_KEYS + 1)) return stop();
-        scanned += 1;
-        before = { createdAt: hit.createdAt, checkpointId: hit.checkpointId };
-        const loaded = await repo.checkpoints.current(hit.taskId, hit.checkpointId);
-        if (loaded !== undefined) {
-          if (!loaded.ok) corrupt.push(loaded.corruption);
-          else if (matches(loaded.doc.checkpoint, query, terms)) items.push(loaded.doc);
-        }
-        if (items.length >= query.limit) return stop();
+    /** Loads the record an entry names and keeps it when it matches; true once the page is full. */
+    const consider = async (hit: IndexHit): Promise<boolean> => {
+      const loaded = await repo.checkpoints.current(hit.taskId, hit.checkpointId);
+      if (loaded !== undefined) {
+        if (!loaded.ok) corrupt.push(loaded.corruption);
+        else if (matches(loaded.doc.checkpoint, query, terms)) items.push(loaded.doc);
       }
-      if (hits.length < room) return { items, corrupt, stoppedAt: before, exhausted: true };
-    }
+      return items.length >= query.limit;
+    };
+    const budget = repo.budget();
+    const stop = plan.join ? await joinWords(repo, plan.words, range, start, budget, consider) : await scanIndex(repo, plan, range, start, budget, consider);
+    return { items, corrupt, stop };
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);
   await ctx.integrity.report(ctx, actor, corrupt);
   const page: Listed<CheckpointDoc> = { items };
-  if (!exhausted && stoppedAt !== undefined) page.nextCursor = encodeCursor({ c: stoppedAt.createdAt, i: stoppedAt.checkpointId, x: scope } satisfies Position);
+  if (!stop.exhausted && stop.resume !== undefined) {
+    const { createdAt, checkpointId, inclusive } = stop.resume;
+    page.nextCursor = encodeCursor({ c: createdAt, i: checkpointId, ...(inclusive ? { a: true } : {}), x: plan.scope } satisfies Position);
+  }
   if (corrupt.length > 0) page.corrupted = corrupt.map((c) => c.checkpointId);
   return page;
+}
+
+/**
+ * One index's entries newest first from `start`, in batches, each handed to
+ * `consider`, until the page is full, the entries end or the read budget is
+ * spent. The first batch is read whatever the budget, so every page makes
+ * progress; one more entry, its key kept back from the budget, tells whether
+ * a next page can exist at all.
+ */
+async function scanIndex(
+  repo: Repository,
+  plan: { name: IndexName; value: string },
+  range: TimeRange,
+  start: Bound | undefined,
+  budget: ReadBudget,
+  consider: (hit: IndexHit) => Promise<boolean>,
+): Promise<PageStop> {
+  const { name, value } = plan;
+  let bound = start;
+  let scanned = 0;
+  const stop = async (): Promise<PageStop> => {
+    const rest = await repo.index.scan(name, value, { ...range, ...scanBound(bound), limit: 1 });
+    return { resume: bound, exhausted: rest.length === 0 };
+  };
+  for (let first = true; ; first = false) {
+    const room = first ? BATCH : Math.min(BATCH, Math.floor((budget.keysLeft() - 1) / ENTRY_KEYS));
+    if (room <= 0) return stop();
+    const hits = await repo.index.scan(name, value, { ...range, ...scanBound(bound), limit: room });
+    for (const hit of hits) {
+      // Large records spend the bytes of the budget faster than its keys: checked per entry too.
+      if (scanned > 0 && !budget.allows(ENTRY_KEYS + 1)) return stop();
+      scanned += 1;
+      bound = { createdAt: hit.createdAt, checkpointId: hit.checkpointId, inclusive: false };
+      if (await consider(hit)) return stop();
+    }
+    if (hits.length < room) return { resume: bound, exhausted: true };
+  }
 }

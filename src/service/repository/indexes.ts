@@ -87,6 +87,8 @@ export interface IndexScan {
   to?: string;
   /** Only entries older than this one (exclusive). */
   before?: IndexPosition;
+  /** Only this entry and older ones (inclusive); not with `before`. */
+  atOrBefore?: IndexPosition;
   limit: number;
 }
 
@@ -142,6 +144,7 @@ export class IndexRows {
     const begin = scan.from !== undefined ? this.index.pack(name, value, scan.from) : bounds.begin;
     let end = scan.to !== undefined ? this.index.range(name, value, scan.to).end : bounds.end;
     if (scan.before !== undefined) end = this.index.pack(name, value, scan.before.createdAt, scan.before.checkpointId);
+    if (scan.atOrBefore !== undefined) end = Buffer.concat([this.index.pack(name, value, scan.atOrBefore.createdAt, scan.atOrBefore.checkpointId), AFTER]);
     const rows = await this.tx.getRange(begin, end, { limit: scan.limit, reverse: true });
     return rows.map((row) => {
       const [, , createdAt, checkpointId] = this.index.unpack(row.key) as [string, string, string, string];
@@ -159,6 +162,9 @@ function entrySuffix(checkpoint: Checkpoint): Buffer {
 function entryId([name, value]: [IndexName, string]): string {
   return `${name}\u0000${value}`;
 }
+
+/** Appended to a key: the first key after it (no index key extends another). */
+const AFTER = Buffer.from([0x00]);
 
 /** Each index subspace's packed `(name)` prefixes, made once per tenant's subspace. */
 const prefixCache = new WeakMap<Subspace, Record<IndexName, Buffer>>();

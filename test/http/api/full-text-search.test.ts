@@ -163,6 +163,20 @@ describe('complete results, paged', () => {
     expect(one.flat()).toEqual([matching[17]!.id]);
   }, 120_000);
 
+  it('joins several words without reading every entry of either, and stays complete when the read budget cuts a join short', async () => {
+    // Two words that alternate and meet at five places, two of them 3,000 checkpoints apart: the join jumps past every entry of both between them.
+    const together = new Set([3, 10, 3_000, 5_990, 5_995]);
+    const texts = Array.from({ length: 6_000 }, (_, i) => (together.has(i) ? 'kestrel and osprey' : i % 2 === 0 ? 'kestrel alone' : 'osprey alone'));
+    const made = await insert(texts, 0);
+    const expected = made.filter((_, i) => together.has(i)).map((c) => c.id).reverse();
+
+    const found = await pages(`${q('osprey kestrel')}&limit=4`);
+    expect(found.flat()).toEqual(expected);
+    // 3,000 seeks do not fit one page's budget of 2,000 keys: a page stopped inside the join, short of its limit.
+    expect(found.slice(0, -1).some((page) => page.length < 4)).toBe(true);
+    expect((await pages(`${q('kestrel osprey')}&from=${made[10]!.createdAt}&to=${made[5_990]!.createdAt}&limit=10`)).flat()).toEqual(expected.slice(1, 4));
+  }, 120_000);
+
   it('does not find checkpoints written before the term index by q alone, but does with taskId, file or label', async () => {
     const [old] = await insert(['legacy ocelot note'], 0);
     // A checkpoint stored before this release has no term entries: remove them to stand in for one.

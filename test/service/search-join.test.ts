@@ -1,0 +1,132 @@
+/**
+ * The join of several words (`src/service/search-join.ts`) under the read
+ * budget, by the store's own counters: two words that alternate over 20,000
+ * checkpoints and meet at a few places are found exactly, newest first, in
+ * pages that never read more keys than the budget allows, however far apart
+ * the matches are; one rare word with a common one costs a few keys a match.
+ * And a model check of the join itself, with tiny budgets and pages.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCheckpoint } from '../../src/domain/changes.js';
+import { checkpointInput, type Checkpoint } from '../../src/domain/checkpoint.js';
+import type { Actor } from '../../src/domain/commands.js';
+import { newId } from '../../src/domain/ids.js';
+import { READ_BUDGET, ReadBudget, Repository, toStored } from '../../src/service/repository/repository.js';
+import { joinWords, type Bound } from '../../src/service/search-join.js';
+import { searchCheckpoints } from '../../src/service/search.js';
+import { serviceHarness, type ServiceHarness } from './service-context.js';
+
+const COUNT = 20_000;
+/** Where both words appear: far apart, so that a page runs out of budget between them. */
+const TOGETHER = new Set([7, 8, 9_000, 19_990, 19_999]);
+const actor: Actor = { tenant: 'default', role: 'auditor', subject: 'test' };
+
+let harness: ServiceHarness;
+let made: Checkpoint[];
+
+beforeAll(async () => {
+  harness = serviceHarness();
+  made = Array.from({ length: COUNT }, (_, i) => {
+    const text = TOGETHER.has(i) ? 'kestrel meets osprey, common' : i % 2 === 0 ? 'kestrel alone, common' : 'osprey alone, common';
+    const input = checkpointInput.parse({ taskId: `task-${i % 100}`, agentId: 'agent-1', executionState: { completedItems: [text] } });
+    return buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString());
+  });
+  for (let from = 0; from < COUNT; from += 1_000) {
+    await harness.store.transact(async (tx) => {
+      const repo = new Repository(tx, actor.tenant);
+      made.slice(from, from + 1_000).forEach((checkpoint, i) => repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, from + i + 1));
+    });
+  }
+  harness.finished.length = 0;
+}, 120_000);
+
+afterAll(async () => harness?.close());
+
+/** Every page of a search, and the most keys one page's transaction read. */
+async function allPages(q: string, limit: number): Promise<{ pages: string[][]; mostKeys: number }> {
+  harness.finished.length = 0;
+  const pages: string[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await searchCheckpoints(harness.ctx, actor, { q, limit, ...(cursor ? { cursor } : {}) });
+    pages.push(page.items.map((doc) => doc.checkpoint.id));
+    cursor = page.nextCursor;
+    expect(pages.length).toBeLessThan(100);
+  } while (cursor !== undefined);
+  const reads = harness.finished.filter((done) => done.readOnly);
+  return { pages, mostKeys: Math.max(...reads.map((read) => read.keysRead)) };
+}
+
+describe('a search for two words', () => {
+  it('finds exactly the checkpoints holding both, newest first, each once, every page within the read budget', async () => {
+    const expected = made.filter((_, i) => TOGETHER.has(i)).map((c) => c.id).reverse();
+    const { pages, mostKeys } = await allPages('osprey kestrel', 2);
+    expect(pages.flat()).toEqual(expected);
+    expect(mostKeys).toBeLessThanOrEqual(READ_BUDGET.keys);
+    // Some page spent its budget between two matches far apart and stopped short of its limit.
+    expect(pages.slice(0, -1).some((page) => page.length < 2)).toBe(true);
+  });
+
+  it('costs a few keys a match when one word is rare, whichever word is longer', async () => {
+    const expected = made.filter((_, i) => TOGETHER.has(i)).map((c) => c.id).reverse();
+    const { pages, mostKeys } = await allPages('common meets', 10);
+    expect(pages).toEqual([expected]);
+    expect(mostKeys).toBeLessThan(10 * expected.length);
+  });
+});
+
+describe('joinWords against a model', () => {
+  const WORDS = ['wren', 'lark', 'kite'];
+
+  it('pages through exactly the entries holding every word, newest first, whatever the budget and the page size', async () => {
+    let run = 0;
+    const entry = fc.subarray(WORDS);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(entry, { minLength: 1, maxLength: 60 }),
+        fc.subarray(WORDS, { minLength: 2 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 40 }),
+        async (entries, asked, limit, keys) => {
+          const tenant = `join-${run++}`;
+          const made = entries.map((words, i) => {
+            const input = checkpointInput.parse({ taskId: 'task-join', agentId: 'agent-1', executionState: { completedItems: [words.join(' ') || 'nothing'] } });
+            return { words, checkpoint: buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1) + (i >> 1) * 1000).toISOString()) };
+          });
+          await harness.store.transact(async (tx) => {
+            const repo = new Repository(tx, tenant);
+            for (const { checkpoint } of made) repo.index.update(undefined, checkpoint);
+          });
+          const expected = made
+            .filter(({ words }) => asked.every((word) => words.includes(word)))
+            .map(({ checkpoint }) => checkpoint)
+            .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
+            .map((c) => c.id);
+
+          const found: string[] = [];
+          let start: Bound | undefined;
+          for (let page = 0; ; page++) {
+            expect(page).toBeLessThan(4 * entries.length + 10);
+            const stop = await harness.store.transact(
+              async (tx) => {
+                const repo = new Repository(tx, tenant);
+                const onPage: string[] = [];
+                return joinWords(repo, asked, {}, start, new ReadBudget(tx, { keys, bytes: 1e9, ms: 1e9 }), async (hit) => {
+                  onPage.push(hit.checkpointId);
+                  found.push(hit.checkpointId);
+                  return onPage.length >= limit;
+                });
+              },
+              { readOnly: true },
+            );
+            if (stop.exhausted) break;
+            start = stop.resume;
+          }
+          expect(found).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
