@@ -8,6 +8,7 @@
  * @module
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { listeningPorts } from './proc.js';
 
@@ -16,6 +17,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The service as `npm start` runs it: compiled by `scripts/build.mjs` (its `prestart`), no TypeScript loader. */
 export const BATON_MAIN = 'dist/main.js';
+
+/** The Node flags `npm start` gives the service (its `start` script: `node <flags> dist/main.js`), so the benchmarks run it the same way. */
+function startFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { scripts: Record<string, string> };
+  const words = scripts.start!.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== BATON_MAIN) throw new Error(`package.json's start script is not "node [flags] ${BATON_MAIN}": ${scripts.start}`);
+  return words.slice(1, -1);
+}
 
 let built = false;
 
@@ -53,7 +62,8 @@ export async function startServer(name: string, script: string, env: Record<stri
   if (script === BATON_MAIN) buildOnce();
   // JavaScript runs as it is; TypeScript (the bare route, test servers) through tsx.
   const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, script, ...scriptArgs], {
+  const flags = script === BATON_MAIN ? startFlags() : [];
+  const child = spawn(process.execPath, [...flags, ...nodeArgs, ...loader, script, ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

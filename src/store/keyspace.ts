@@ -30,7 +30,7 @@ export const SPACES = {
   tasks: 'task',
   /** `(taskId, seq)` → checkpoint id, the task's history in write order. */
   history: 'hist',
-  /** `(name, value, createdAt, checkpointId)` → empty; secondary indexes. */
+  /** `(name, value, createdAt, checkpointId)` → taskId; secondary indexes. */
   index: 'ix',
   /** `(parentId, childId)` → empty; `parents (childId)` → parentId. */
   links: 'lnk',
