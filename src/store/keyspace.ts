@@ -105,6 +105,32 @@ const STRING_CODE = 0x02;
  * concatenation of its parts' encodings, so parts can be packed one by one.
  */
 export function packString(value: string): Buffer {
+  return packStringBetween(EMPTY, value, EMPTY);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * `prefix ‖ packString(value) ‖ suffix` in one buffer, written once: an index
+ * key is a packed prefix, one packed string and a packed suffix, and a write
+ * may build a hundred of them.
+ */
+export function packStringBetween(prefix: Buffer, value: string, suffix: Buffer): Buffer {
+  // A string without U+0000 has no 0x00 byte in UTF-8: nothing to escape.
+  if (value.indexOf('\u0000') < 0) {
+    const length = Buffer.byteLength(value, 'utf8');
+    const out = Buffer.allocUnsafe(prefix.length + length + 2 + suffix.length);
+    prefix.copy(out, 0);
+    out[prefix.length] = STRING_CODE;
+    out.write(value, prefix.length + 1, 'utf8');
+    out[prefix.length + 1 + length] = 0x00;
+    suffix.copy(out, prefix.length + length + 2);
+    return out;
+  }
+  return Buffer.concat([prefix, packEscaped(value), suffix]);
+}
+
+function packEscaped(value: string): Buffer {
   const utf8 = Buffer.from(value, 'utf8');
   let zeros = 0;
   for (let i = 0; i < utf8.length; i++) if (utf8[i] === 0) zeros++;

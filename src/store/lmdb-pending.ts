@@ -16,19 +16,22 @@ export class PendingOverlay {
    * keys (latin1 strings compare as their bytes do) once and keep that order
    * until the next change: writes mostly do point reads, so it is rarely needed.
    */
-  private readonly pending = new Map<string, PendingWrite & { sequence: bigint }>();
+  private readonly pending = new Map<string, PendingWrite>();
   private sortedKeys: string[] | undefined;
 
-  add(id: string, key: Bytes, value: Bytes | null, sequence: bigint): void {
-    if (!this.pending.has(id)) this.sortedKeys = undefined;
-    this.pending.set(id, { key, value, sequence });
+  /**
+   * Adds a commit's writes, keeping the transaction's own write objects (a
+   * commit of a hundred index keys allocates nothing more here).
+   */
+  addAll(writes: Map<string, PendingWrite>): void {
+    for (const [id, write] of writes) this.pending.set(id, write);
+    if (writes.size > 0) this.sortedKeys = undefined;
   }
 
-  /** Forgets a pending write once durable, unless a later commit wrote the key again. */
-  remove(id: string, sequence: bigint): void {
-    if (this.pending.get(id)?.sequence !== sequence) return;
-    this.pending.delete(id);
-    this.sortedKeys = undefined;
+  /** Forgets a commit's writes once durable, except the keys a later commit wrote again (another write object). */
+  removeAll(writes: Map<string, PendingWrite>): void {
+    for (const [id, write] of writes) if (this.pending.get(id) === write) this.pending.delete(id);
+    if (writes.size > 0) this.sortedKeys = undefined;
   }
 
   /** The newest not-yet-durable write of `key`, if any: `null` means removed. */

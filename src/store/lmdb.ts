@@ -182,7 +182,7 @@ export class LmdbStore implements Store, PendingReader {
     }
     const sequence = this.sequence;
     const done = this.commit(writes, sequence);
-    for (const [id, write] of writes) this.pending.add(id, write.key, write.value, sequence);
+    this.pending.addAll(writes);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
     release();
@@ -194,7 +194,7 @@ export class LmdbStore implements Store, PendingReader {
       this.report(tx, false, false);
       throw error;
     } finally {
-      for (const id of writes.keys()) this.pending.remove(id, sequence);
+      this.pending.removeAll(writes);
     }
     if (sequence > this.acknowledged) this.acknowledged = sequence;
     tx.resolveStamp(stamp);

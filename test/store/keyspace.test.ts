@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import * as tuple from 'fdb-tuple';
 import { describe, expect, it } from 'vitest';
-import { packString, Subspace, type KeyPart } from '../../src/store/keyspace.js';
+import { packString, packStringBetween, Subspace, type KeyPart } from '../../src/store/keyspace.js';
 
 describe('tuple keys', () => {
   it('packs a string exactly as fdb-tuple does, NUL bytes and all unicode included', () => {
@@ -12,6 +12,16 @@ describe('tuple keys', () => {
       { numRuns: 2_000 },
     );
     expect(packString('a\u0000b').equals(tuple.pack(['a\u0000b']))).toBe(true);
+  });
+
+  it('packs a string between a prefix and a suffix as their concatenation', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 40 }), fc.string({ unit: 'binary' }), fc.uint8Array({ maxLength: 40 }), (prefix, value, suffix) => {
+        const expected = Buffer.concat([prefix, tuple.pack([value]), suffix]);
+        expect(packStringBetween(Buffer.from(prefix), value, Buffer.from(suffix)).equals(expected)).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('packs mixed tuples exactly as fdb-tuple does, and unpacks them back', () => {

@@ -12,7 +12,7 @@
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { sha256Hex } from '../../domain/hash.js';
 import { termsOf } from '../../domain/terms.js';
-import { decodeValue, encodeValue, packString, type Subspace } from '../../store/keyspace.js';
+import { decodeValue, encodeValue, packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 
 export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file', 'term'] as const;
@@ -133,9 +133,7 @@ export class IndexRows {
 
   /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once. */
   private key(name: IndexName, value: string, suffix: Buffer): Buffer {
-    const prefix = (this.prefixes ??= namePrefixes(this.index))[name];
-    const packed = packString(value);
-    return Buffer.concat([prefix, packed, suffix], prefix.length + packed.length + suffix.length);
+    return packStringBetween((this.prefixes ??= namePrefixes(this.index))[name], value, suffix);
   }
 
   /** Entries of `(name, value)`, newest first; `value` in its index form ({@link indexTerm}). */
