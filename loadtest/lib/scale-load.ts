@@ -30,7 +30,7 @@ const WRITER: Actor = { tenant: 'default', role: 'writer', subject: 'writer' };
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-function serviceContext(store: LmdbStore): ServiceContext {
+export function serviceContext(store: LmdbStore): ServiceContext {
   return {
     store,
     metrics: createMetrics(),
@@ -46,7 +46,7 @@ function serviceContext(store: LmdbStore): ServiceContext {
 }
 
 /** The command POST /v1/checkpoints builds from `body` (no Idempotency-Key, so no fingerprint). */
-function createCommand(ctx: ServiceContext, body: string): CreateCheckpoint {
+export function createCommand(ctx: ServiceContext, body: string): CreateCheckpoint {
   const input = checkpointInput.parse(JSON.parse(body));
   return {
     operationId: `op:${randomUUID()}`,

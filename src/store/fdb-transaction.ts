@@ -62,6 +62,15 @@ export class FdbTransactionView implements Transaction {
     this.tn.clear(this.key(key));
   }
 
+  /** FoundationDB's writes are blind already: a set reads nothing and adds no read conflict. */
+  setBlind(key: Bytes, value: Bytes): void {
+    this.set(key, value);
+  }
+
+  clearBlind(key: Bytes): void {
+    this.clear(key);
+  }
+
   clearRange(begin: Bytes, end: Bytes): void {
     this.writable();
     this.limits.clearRange(begin, end);

@@ -22,6 +22,8 @@ export class MemoryTransaction implements Transaction {
   private readonly below: PendingReader;
   private readonly writes = new Map<string, Write>();
   private readonly stamped: { prefix: Bytes; suffix: Bytes; value: Bytes }[] = [];
+  /** Blind writes, in order: committed with the others, never read back (see `Transaction.setBlind`). */
+  private readonly blind: Write[] = [];
   private open = true;
   /**
    * The commit stamp, made on demand: most transactions never ask for it, and
@@ -70,6 +72,18 @@ export class MemoryTransaction implements Transaction {
     this.checkWritable();
     this.limits.clear(key);
     this.writes.set(key.toString('latin1'), { key, value: null });
+  }
+
+  setBlind(key: Bytes, value: Bytes): void {
+    this.checkWritable();
+    this.limits.write(key, value);
+    this.blind.push({ key, value });
+  }
+
+  clearBlind(key: Bytes): void {
+    this.checkWritable();
+    this.limits.clear(key);
+    this.blind.push({ key, value: null });
   }
 
   clearRange(begin: Bytes, end: Bytes): void {
@@ -137,8 +151,8 @@ export class MemoryTransaction implements Transaction {
     this.open = false;
   }
 
-  takeWrites(): { writes: Map<string, Write>; stamped: { prefix: Bytes; suffix: Bytes; value: Bytes }[] } {
-    return { writes: this.writes, stamped: this.stamped };
+  takeWrites(): { writes: Map<string, Write>; stamped: { prefix: Bytes; suffix: Bytes; value: Bytes }[]; blind: Write[] } {
+    return { writes: this.writes, stamped: this.stamped, blind: this.blind };
   }
 
   resolveStamp(stamp: Bytes | null): void {

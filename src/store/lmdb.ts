@@ -163,8 +163,8 @@ export class LmdbStore implements Store, PendingReader {
     }
     tx.close();
 
-    const { writes, stamped } = tx.takeWrites();
-    if (writes.size === 0 && stamped.length === 0) {
+    const { writes, stamped, blind } = tx.takeWrites();
+    if (writes.size === 0 && stamped.length === 0 && blind.length === 0) {
       release();
       // A read-only body may have read writes that are not yet durable.
       await this.lastCommit;
@@ -181,7 +181,7 @@ export class LmdbStore implements Store, PendingReader {
       writes.set(key.toString('latin1'), { key, value });
     }
     const sequence = this.sequence;
-    const done = this.commit(writes, sequence);
+    const done = this.commit(writes, blind, sequence);
     this.pending.addAll(writes);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
@@ -215,7 +215,7 @@ export class LmdbStore implements Store, PendingReader {
     return bytes === undefined ? 0n : bytes.readBigUInt64BE();
   }
 
-  private commit(writes: PendingWrites, sequence: bigint): Promise<void> {
+  private commit(writes: PendingWrites, blind: PendingWrite[], sequence: bigint): Promise<void> {
     const sequenceBytes = Buffer.alloc(8);
     sequenceBytes.writeBigUInt64BE(sequence);
     // A batch runs entirely on LMDB's write thread and lands in one LMDB
@@ -224,6 +224,11 @@ export class LmdbStore implements Store, PendingReader {
     return this.env
       .batch(() => {
         for (const { key, value } of writes.values()) {
+          if (value === null) void this.data.remove(key);
+          else void this.data.put(key, value);
+        }
+        // Blind writes join the same LMDB transaction but not the pending overlay: no writer reads them.
+        for (const { key, value } of blind) {
           if (value === null) void this.data.remove(key);
           else void this.data.put(key, value);
         }

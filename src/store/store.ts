@@ -54,6 +54,20 @@ export interface Transaction {
   /** Removes `key`; clearing an absent key is not an error. */
   clear(key: Bytes): void;
 
+  /**
+   * Sets `key` blind: the write commits with the transaction and read-only
+   * transactions see it once committed, as any write; but this transaction
+   * and write transactions that start before it is durable may not read it
+   * back (on LMDB they do not; a range clear does not see it either). For keys
+   * only read-only transactions read, such as secondary index entries: the
+   * store skips the bookkeeping that lets writers read pending writes. Do not
+   * mix it with `set` or `clear` of the same key in one transaction.
+   */
+  setBlind(key: Bytes, value: Bytes): void;
+
+  /** Removes `key` blind; see {@link setBlind}. */
+  clearBlind(key: Bytes): void;
+
   /** Removes every key with `begin <= key < end`. */
   clearRange(begin: Bytes, end: Bytes): void;
 

@@ -109,7 +109,7 @@ export class IndexRows {
     }
     if (after === undefined || after.id !== before.id || after.createdAt !== before.createdAt) {
       const suffix = entrySuffix(before);
-      for (const [name, value] of indexEntries(before)) this.tx.clear(this.key(name, value, suffix));
+      for (const [name, value] of indexEntries(before)) this.tx.clearBlind(this.key(name, value, suffix));
       if (after !== undefined) this.insert(after);
       return;
     }
@@ -117,10 +117,10 @@ export class IndexRows {
     const old = new Map(indexEntries(before).map((entry) => [entryId(entry), entry]));
     const next = new Map(indexEntries(after).map((entry) => [entryId(entry), entry]));
     const suffix = entrySuffix(after);
-    for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clear(this.key(name, value, suffix));
+    for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clearBlind(this.key(name, value, suffix));
     let taskId: Buffer | undefined;
     for (const [id, [name, value]] of next) {
-      if (!old.has(id)) this.tx.set(this.key(name, value, suffix), (taskId ??= encodeValue(after.taskId)));
+      if (!old.has(id)) this.tx.setBlind(this.key(name, value, suffix), (taskId ??= encodeValue(after.taskId)));
     }
   }
 
@@ -128,7 +128,7 @@ export class IndexRows {
   private insert(checkpoint: Checkpoint): void {
     const suffix = entrySuffix(checkpoint);
     const taskId = encodeValue(checkpoint.taskId);
-    for (const [name, value] of indexEntries(checkpoint)) this.tx.set(this.key(name, value, suffix), taskId);
+    for (const [name, value] of indexEntries(checkpoint)) this.tx.setBlind(this.key(name, value, suffix), taskId);
   }
 
   /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once. */

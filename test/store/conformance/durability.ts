@@ -10,7 +10,7 @@ export function durabilitySpec(init: StoreInitializer): void {
   describe('durability', () => {
     const handle = freshStore(init);
 
-    it('keeps every acknowledged write after kill -9 of the writing process', async () => {
+    it('keeps every acknowledged write, blind writes included, after kill -9 of the writing process', async () => {
       const current = handle();
       await current.store.close();
       const acknowledged = await runAndKill(JSON.stringify(current.config), 300);
@@ -22,6 +22,9 @@ export function durabilitySpec(init: StoreInitializer): void {
       const missing = [...acknowledged].filter((n) => !present.has(n));
       expect(missing).toEqual([]);
       for (const row of rows) expect(row.value.length).toBe(2048);
+      const blind = await store.transact((tx) => tx.getPrefix(Buffer.from('blind/')), { readOnly: true });
+      const blindPresent = new Set(blind.map((row) => Number(row.value.toString())));
+      expect([...acknowledged].filter((n) => !blindPresent.has(n))).toEqual([]);
     }, 60_000);
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCounter } from '../../../src/store/store.js';
+import { decodeCounter, STORE_LIMITS } from '../../../src/store/store.js';
 import type { StoreInitializer } from './initializer.js';
 import { b, freshStore, text } from './helpers.js';
 
@@ -13,6 +13,30 @@ export function readWriteSpec(init: StoreInitializer): void {
       const [value, absent] = await store.transact(async (tx) => [await tx.get(b('k')), await tx.get(b('missing'))]);
       expect(text(value)).toBe('v1');
       expect(absent).toBeUndefined();
+    });
+
+    it('commits blind writes with the transaction: readers see them set and cleared, limits apply', async () => {
+      const { store } = handle();
+      await store.transact(async (tx) => {
+        tx.set(b('record'), b('r'));
+        tx.setBlind(b('ix/1'), b('one'));
+        tx.setBlind(b('ix/2'), b('two'));
+      });
+      const read = () => store.transact(async (tx) => (await tx.getPrefix(b('ix/'))).map((row) => `${row.key.toString()}=${text(row.value)}`), { readOnly: true });
+      expect(await read()).toEqual(['ix/1=one', 'ix/2=two']);
+      // A transaction of blind writes alone still commits.
+      await store.transact(async (tx) => {
+        tx.clearBlind(b('ix/1'));
+        tx.setBlind(b('ix/3'), b('three'));
+      });
+      expect(await read()).toEqual(['ix/2=two', 'ix/3=three']);
+      const error = await store
+        .transact(async (tx) => {
+          tx.setBlind(b('ix/big'), Buffer.alloc(STORE_LIMITS.valueBytes + 1));
+        })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'too_large' });
+      expect(await read()).toEqual(['ix/2=two', 'ix/3=three']);
     });
 
     it('keeps an empty value apart from an absent key', async () => {

@@ -1,6 +1,7 @@
 /**
  * A child process for the durability spec: opens the store described by
- * BATON_TEST_STORE_CONFIG, writes keys from several concurrent writers, and
+ * BATON_TEST_STORE_CONFIG, writes keys (and a blind key beside each) from
+ * several concurrent writers, and
  * prints each key's number once its transaction has resolved. The parent
  * kills it with SIGKILL mid-stream.
  */
@@ -17,6 +18,8 @@ async function writer(): Promise<void> {
     const key = Buffer.from(`ack/${String(n).padStart(8, '0')}`);
     await store.transact(async (tx) => {
       tx.set(key, Buffer.alloc(2048, n % 251));
+      // A blind write (an index entry's kind) must be exactly as durable as the others of its transaction.
+      tx.setBlind(Buffer.from(`blind/${String(n).padStart(8, '0')}`), Buffer.from(String(n)));
     });
     process.stdout.write(`${n}\n`);
   }
