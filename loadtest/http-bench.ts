@@ -28,7 +28,8 @@
  *                 120 checkpoints each, at BENCH_CONNECTIONS and at 1 connection
  * Open loop (no autocannon): evenly paced BENCH_OPEN_CREATES creates/s and
  * BENCH_OPEN_READS reads/s for BENCH_SECONDS, each request timed from its
- * intended send time, against Baton and against the bare routes. A request
+ * intended send time, against Baton, against the bare routes, and against the
+ * bare server with its creates sent to the floor route. A request
  * that errors or times out counts in the percentiles as an over-limit latency
  * (the 10 s request timeout), and the count is printed beside each ratio.
  *
@@ -197,6 +198,9 @@ async function main(): Promise<void> {
   await call(`${bare.url}/v1/checkpoints`, { method: 'POST', body: getPayload });
   // Bare first: its POSTs replace the GET payload with create bodies of about the same size.
   const openBare = await openLoopMeasured(bare, readIds);
+  step(`open loop against the floor (${OPEN_CREATES} floor creates/s + ${OPEN_READS} bare GET/s)`);
+  await call(`${bare.url}/v1/checkpoints`, { method: 'POST', body: getPayload });
+  const openFloor = await openLoopMeasured(bare, readIds, '/floor/checkpoints');
   step(`open loop against baton (${OPEN_CREATES} creates/s + ${OPEN_READS} reads/s)`);
   const openBaton = await openLoopMeasured(baton, readIds);
   sampleMemory();
@@ -228,6 +232,8 @@ async function main(): Promise<void> {
     openCreateP99VsBare: openBaton.streams.create!.p99Ms / openBare.streams.create!.p99Ms,
     openReadP99VsBare: openBaton.streams.read!.p99Ms / openBare.streams.read!.p99Ms,
     openAllP99VsBare: openBaton.all.p99Ms / openBare.all.p99Ms,
+    openFloorCreateP99VsBare: openFloor.streams.create!.p99Ms / openBare.streams.create!.p99Ms,
+    openFloorAllP99VsBare: openFloor.all.p99Ms / openBare.all.p99Ms,
   };
   const peakRss = Math.max(...memorySamples.map((m) => m.rssMB), memoryEnd?.rssMB ?? 0);
 
@@ -238,7 +244,7 @@ async function main(): Promise<void> {
       `${patch.extra.resyncs} re-reads, ${patch.extra.poolEmpty} pool-empty (a 412 here means a lost or wrong version)`,
   );
   console.log('');
-  console.log(openTable([['bare', openBare], ['baton', openBaton]]));
+  console.log(openTable([['bare', openBare], ['floor', openFloor], ['baton', openBaton]]));
   console.log(
     `open loop: send lag behind schedule p50/p99/max bare ${fixed(openBare.schedulerLag.p50Ms, 2)}/${fixed(openBare.schedulerLag.p99Ms, 2)}/${fixed(openBare.schedulerLag.maxMs, 1)} ms, ` +
       `baton ${fixed(openBaton.schedulerLag.p50Ms, 2)}/${fixed(openBaton.schedulerLag.p99Ms, 2)}/${fixed(openBaton.schedulerLag.maxMs, 1)} ms; ` +
@@ -290,6 +296,10 @@ async function main(): Promise<void> {
       unansweredNote(openAll(openBaton), openAll(openBare)),
   );
   console.log(
+    `  open-loop floor p99 / bare p99      ${times(ratios.openFloorAllP99VsBare).padStart(9)}   (creates ${times(ratios.openFloorCreateP99VsBare)}: the same load with only validation, ` +
+      `canonical JSON, SHA-256 and one fsynced put behind each create)`,
+  );
+  console.log(
     `memory: baton rss at end ${memoryEnd?.rssMB ?? '-'} MB (anon ${memoryEnd?.anonMB ?? '-'} MB, file-backed incl. LMDB map ${memoryEnd?.fileMB ?? '-'} MB), ` +
       `highest sampled ${peakRss} MB, peak (VmHWM) ${memoryEnd?.peakRssMB ?? '-'} MB ` +
       `(target <= 250 MB: ${verdict((memoryEnd?.peakRssMB ?? Infinity) <= 250)}); bare rss ${bareMemory?.rssMB ?? '-'} MB`,
@@ -319,7 +329,7 @@ async function main(): Promise<void> {
     closed: { create, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1 },
     handoffs,
     queue,
-    open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, baton: openBaton },
+    open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },
     ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round(v, 4)])),
     memory: { baton: memoryEnd, batonHighestSampledRssMB: peakRss, bare: bareMemory },
     batonWarnings: warnings.length,

@@ -159,12 +159,12 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
   return { streams: figures, all: latencyOf(withOverLimit(all, unanswered)), errors: unanswered, schedulerLag: latencyOf(lags), maxInFlight, cpu };
 }
 
-function pacedStreams(readIds: string[]): PacedStream[] {
+function pacedStreams(readIds: string[], createPath: string): PacedStream[] {
   return [
     {
       name: 'create',
       rate: OPEN_CREATES,
-      request: (k) => ({ method: 'POST', path: '/v1/checkpoints', body: uniqueCheckpointBody(taskId(k)) }),
+      request: (k) => ({ method: 'POST', path: createPath, body: uniqueCheckpointBody(taskId(k)) }),
     },
     {
       name: 'read',
@@ -174,12 +174,16 @@ function pacedStreams(readIds: string[]): PacedStream[] {
   ];
 }
 
-/** Warm-up (discarded), then the measured run, over the same keep-alive connections. */
-export async function openLoopMeasured(server: Server, readIds: string[]): Promise<OpenRun> {
+/**
+ * Warm-up (discarded), then the measured run, over the same keep-alive
+ * connections; creates go to `createPath` (the bare server's floor route for
+ * the floor's run).
+ */
+export async function openLoopMeasured(server: Server, readIds: string[], createPath = '/v1/checkpoints'): Promise<OpenRun> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   try {
-    await openLoop(server, agent, pacedStreams(readIds), WARMUP_SECONDS);
-    return await openLoop(server, agent, pacedStreams(readIds), SECONDS);
+    await openLoop(server, agent, pacedStreams(readIds, createPath), WARMUP_SECONDS);
+    return await openLoop(server, agent, pacedStreams(readIds, createPath), SECONDS);
   } finally {
     agent.destroy();
   }
