@@ -54,7 +54,7 @@
 import { cpus, tmpdir } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { fastifyOptions } from '../src/http/plugins/index.js';
-import { onInterrupt, TempDirs } from './lib/cleanup.js';
+import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
 import { call } from './lib/http-client.js';
 import {
   ADMIN_TOKEN,
@@ -340,13 +340,4 @@ async function main(): Promise<void> {
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await cleanup();
-    // Nothing should keep the loop alive; make sure.
-    setTimeout(() => process.exit(), 2_000).unref();
-  });
+runMain(main, cleanup);

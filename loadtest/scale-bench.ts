@@ -50,7 +50,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onInterrupt, TempDirs } from './lib/cleanup.js';
+import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, SECONDS, WARMUP_SECONDS } from './lib/http-config.js';
 import { KEEP_DIR, READS, REUSE_DIR, SCALE_CHECKPOINTS, SCALE_TASKS, SEARCH_LIMIT, SEED_CHECKPOINTS, SEED_TASKS, TARGETS } from './lib/scale-config.js';
 import { scaleBody, type StoreShape } from './lib/scale-data.js';
@@ -161,13 +161,4 @@ async function main(): Promise<void> {
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await cleanup();
-    // Nothing should keep the loop alive; make sure.
-    setTimeout(() => process.exit(), 2_000).unref();
-  });
+runMain(main, cleanup);

@@ -20,7 +20,8 @@ import { LmdbStore } from '../src/store/lmdb.js';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
 import { envNumber } from './lib/env.js';
 import { checkpointBody, taskId } from './lib/http-payloads.js';
-import { createCommand, serviceContext } from './lib/scale-load.js';
+import { standaloneContext } from '../src/service/standalone.js';
+import { createCommand } from './lib/scale-load.js';
 
 const CREATES = envNumber('BENCH_SERVICE_CREATES', 20_000, true);
 const IN_FLIGHT = envNumber('BENCH_SERVICE_IN_FLIGHT', 100, true);
@@ -36,7 +37,7 @@ function mainThreadSeconds(): number {
 }
 
 async function run(store: LmdbStore, count: number): Promise<{ perSec: number; mainUs: number }> {
-  const ctx = serviceContext(store);
+  const ctx = standaloneContext(store);
   const commands = Array.from({ length: count }, (_, i) => createCommand(ctx, checkpointBody(taskId(i), i)));
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { LmdbStore } from '../src/store/lmdb.js';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
-import { onInterrupt, TempDirs } from './lib/cleanup.js';
+import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
 import { measure, type Figures, type Op, type Timing } from './lib/commit-loop.js';
 import { envNumber } from './lib/env.js';
 import { round } from './lib/stats.js';
@@ -194,13 +194,5 @@ async function main(): Promise<void> {
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
 
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    tempDirs.removeAll();
-    // Stop even if a native client (FoundationDB's network thread) keeps the loop alive.
-    setTimeout(() => process.exit(), 2_000).unref();
-  });
+// Stops even if a native client (FoundationDB's network thread) keeps the loop alive.
+runMain(main, () => tempDirs.removeAll());

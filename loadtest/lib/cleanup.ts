@@ -38,3 +38,20 @@ export function onInterrupt(cleanup: () => void | Promise<void>, announce?: (sig
     });
   }
 }
+
+/**
+ * Runs a benchmark's `main`: an error is printed and sets exit code 1; then
+ * `cleanup` runs whatever happened, and the process ends within 2 s even if
+ * something (a native client's thread, a socket) keeps the loop alive.
+ */
+export function runMain(main: () => Promise<void>, cleanup: () => void | Promise<void>): void {
+  main()
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await cleanup();
+      setTimeout(() => process.exit(), 2_000).unref();
+    });
+}

@@ -1,7 +1,7 @@
 /**
  * Loading a store in this process, through the service layer and not HTTP:
- * an `LmdbStore` and a `ServiceContext` built as `test/service/service-context.ts`
- * builds one, and `createCheckpoint` with the same `CreateCheckpoint` command
+ * an `LmdbStore`, a `ServiceContext` from `standaloneContext` (the one the
+ * service tests use), and `createCheckpoint` with the same `CreateCheckpoint` command
  * the create route builds (body validated by the route's own schema). About
  * LOAD_IN_FLIGHT creates are kept in flight, so LMDB's group commit takes
  * many writes per fsync, as it does under a busy server. Also counting the
@@ -15,11 +15,9 @@ import { join } from 'node:path';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
 import type { Actor, CreateCheckpoint } from '../../src/domain/commands.js';
 import { newId } from '../../src/domain/ids.js';
-import { createMetrics } from '../../src/metrics.js';
 import { createCheckpoint } from '../../src/service/checkpoint-writes.js';
 import { snapshot, type ServiceContext } from '../../src/service/context.js';
-import { EventNotifier } from '../../src/service/events.js';
-import { integrityRecorder } from '../../src/service/integrity.js';
+import { standaloneContext } from '../../src/service/standalone.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { LOAD_IN_FLIGHT, PROGRESS_EVERY } from './scale-config.js';
 import { scaleBody, type StoreShape } from './scale-data.js';
@@ -27,23 +25,6 @@ import { round } from './stats.js';
 
 /** The writer the HTTP benchmark's token stands for; the in-process load writes as the same tenant. */
 const WRITER: Actor = { tenant: 'default', role: 'writer', subject: 'writer' };
-
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-export function serviceContext(store: LmdbStore): ServiceContext {
-  return {
-    store,
-    metrics: createMetrics(),
-    log: silent,
-    notifier: new EventNotifier(),
-    integrity: integrityRecorder,
-    signer: undefined,
-    maxCheckpointBytes: 1024 * 1024,
-    breaker: { attempts: 3, windowMs: 3_600_000 },
-    eventSource: '/baton',
-    now: () => new Date(),
-  };
-}
 
 /** The command POST /v1/checkpoints builds from `body` (no Idempotency-Key, so no fingerprint). */
 export function createCommand(ctx: ServiceContext, body: string): CreateCheckpoint {
@@ -70,7 +51,7 @@ export interface LoadFigures {
 /** Writes `shape.checkpoints` checkpoints over `shape.tasks` tasks into the LMDB directory `dir`; `progress` every PROGRESS_EVERY. */
 export async function loadStore(dir: string, shape: StoreShape, progress?: (line: string) => void): Promise<LoadFigures> {
   const store = LmdbStore.open({ path: dir });
-  const ctx = serviceContext(store);
+  const ctx = standaloneContext(store);
   const started = performance.now();
   const seconds = (): number => (performance.now() - started) / 1000;
   let next = 0;
@@ -108,7 +89,7 @@ const HEADS_PER_SNAPSHOT = 500;
  */
 export async function countCheckpoints(dir: string, taskIds: string[]): Promise<number> {
   const store = LmdbStore.open({ path: dir });
-  const ctx = serviceContext(store);
+  const ctx = standaloneContext(store);
   let total = 0;
   try {
     for (let i = 0; i < taskIds.length; i += HEADS_PER_SNAPSHOT) {

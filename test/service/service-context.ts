@@ -6,10 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMetrics } from '../../src/metrics.js';
 import type { ServiceContext } from '../../src/service/context.js';
-import { EventNotifier } from '../../src/service/events.js';
-import { integrityRecorder } from '../../src/service/integrity.js';
+import { standaloneContext } from '../../src/service/standalone.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import type { FinishedTransaction, StoreHooks } from '../../src/store/store.js';
 
@@ -21,24 +19,11 @@ export interface ServiceHarness {
   close(): Promise<void>;
 }
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 export function serviceHarness(hooks: Omit<StoreHooks, 'onTransaction'> = {}): ServiceHarness {
   const dir = mkdtempSync(join(tmpdir(), 'baton-service-'));
   const finished: FinishedTransaction[] = [];
   const store = LmdbStore.open({ path: dir, hooks: { ...hooks, onTransaction: (done) => finished.push(done) } });
-  const ctx: ServiceContext = {
-    store,
-    metrics: createMetrics(),
-    log: silent,
-    notifier: new EventNotifier(),
-    integrity: integrityRecorder,
-    signer: undefined,
-    maxCheckpointBytes: 1024 * 1024,
-    breaker: { attempts: 3, windowMs: 3_600_000 },
-    eventSource: '/baton',
-    now: () => new Date(),
-  };
+  const ctx = standaloneContext(store);
   return {
     ctx,
     store,
