@@ -94,3 +94,33 @@ export function useTestApp(options: Parameters<typeof buildTestApp>[0] = {}): ()
     return current;
   };
 }
+
+/** A clock a test moves by hand; an app built with `now: clock.now` reads it. */
+export class TestClock {
+  private at: number;
+
+  constructor(private readonly start: string) {
+    this.at = Date.parse(start);
+  }
+
+  readonly now = (): Date => new Date(this.at);
+
+  /** Moves the clock forward by `ms`. */
+  advance(ms: number): void {
+    this.at += ms;
+  }
+
+  /** Back to the start time. */
+  reset(): void {
+    this.at = Date.parse(this.start);
+  }
+}
+
+/** {@link useTestApp} with a {@link TestClock} the app reads, back at `start` before every test. */
+export function useClockedTestApp(start: string, options: Parameters<typeof buildTestApp>[0] = {}): { app: () => TestApp; clock: TestClock } {
+  const clock = new TestClock(start);
+  beforeEach(() => clock.reset());
+  const app = useTestApp({ ...options, app: { ...options.app, now: clock.now } });
+  return { app, clock };
+}
+

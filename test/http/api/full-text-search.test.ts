@@ -4,38 +4,30 @@
  * must appear; results are complete, newest first and paged with the cursor
  * like every search; a tenant finds only its own checkpoints.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint.js';
 import { newId } from '../../../src/domain/ids.js';
 import { Repository, toStored } from '../../../src/service/repository/repository.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
-import { auth, buildTestApp, checkpointBody, type TestApp, type Who } from '../../support/app.js';
+import { auth, checkpointBody, useClockedTestApp, type Who } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 type Page = { items: Json[]; nextCursor?: string };
 
-let t: TestApp;
-let clock: Date;
-beforeEach(async () => {
-  clock = new Date('2025-03-01T10:00:00.000Z');
-  t = await buildTestApp({ app: { now: () => new Date(clock) } });
-});
-afterEach(async () => {
-  await t.close();
-});
+const { app, clock } = useClockedTestApp('2025-03-01T10:00:00.000Z');
 
 /** A checkpoint whose only searched text is `text`, one minute after the one before. */
 async function create(taskId: string, text: string, who: Who = 'writer'): Promise<Json> {
   const body = checkpointBody(taskId, { executionState: { phase: 'implementing', completedItems: [text] }, contextSummary: {} });
-  const res = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(who), payload: body });
+  const res = await app().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(who), payload: body });
   expect(res.statusCode, res.body).toBe(201);
-  clock = new Date(clock.getTime() + 60_000);
+  clock.advance(60_000);
   return res.json() as Json;
 }
 
 async function search(query: string, who: Who = 'writer'): Promise<Page> {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints?${query}`, headers: auth(who) });
+  const res = await app().app.inject({ method: 'GET', url: `/v1/checkpoints?${query}`, headers: auth(who) });
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as Page;
 }
@@ -75,7 +67,7 @@ describe('q: whole words, every one of them', () => {
   it('refuses a q with no word to look for: 400 validation_failed naming query.q, saying what to do', async () => {
     await create('task-q', 'the lease');
     for (const text of ['the', 'The AND of', '...', 'a 1 -']) {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints?${q(text)}`, headers: auth() });
+      const res = await app().app.inject({ method: 'GET', url: `/v1/checkpoints?${q(text)}`, headers: auth() });
       expect(res.statusCode, text).toBe(400);
       const problem = res.json() as { code: string; errors: { field: string; message: string }[] };
       expect(problem.code).toBe('validation_failed');
@@ -87,7 +79,7 @@ describe('q: whole words, every one of them', () => {
 describe('the term index follows every write', () => {
   it('a PATCH that drops a word no longer finds the checkpoint by it; the new word does; finalize keeps both ways', async () => {
     const made = await create('task-patch', 'tune the fencing check');
-    const patched = await t.app.inject({
+    const patched = await app().app.inject({
       method: 'PATCH',
       url: `/v1/checkpoints/${String(made.id)}`,
       headers: { ...auth(), 'if-match': '"1"' },
@@ -98,7 +90,7 @@ describe('the term index follows every write', () => {
     expect(await ids(q('sweeper'))).toEqual([made.id]);
     expect(await ids(q('tune'))).toEqual([made.id]);
 
-    const finalized = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(made.id)}/finalize`, headers: auth(), payload: { status: 'completed' } });
+    const finalized = await app().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(made.id)}/finalize`, headers: auth(), payload: { status: 'completed' } });
     expect(finalized.statusCode, finalized.body).toBe(200);
     expect(await ids(q('sweeper tune'))).toEqual([made.id]);
     expect(await ids(`${q('sweeper')}&status=finalized`)).toEqual([made.id]);
@@ -108,12 +100,12 @@ describe('the term index follows every write', () => {
   it('a purge removes its checkpoints from the term index, and leaves no term entry behind', async () => {
     await create('task-purged', 'zeppelin hangar');
     const kept = await create('task-kept', 'zeppelin mooring');
-    const res = await t.app.inject({ method: 'DELETE', url: '/v1/tasks/task-purged', headers: auth('admin') });
+    const res = await app().app.inject({ method: 'DELETE', url: '/v1/tasks/task-purged', headers: auth('admin') });
     expect(res.statusCode, res.body).toBe(204);
     expect(await ids(q('zeppelin'))).toEqual([kept.id]);
     expect(await ids(q('hangar'))).toEqual([]);
     const hangar = keyspaceOf('default').index.range('term', 'hangar');
-    const rows = await t.store.transact(async (tx) => tx.getRange(hangar.begin, hangar.end));
+    const rows = await app().store.transact(async (tx) => tx.getRange(hangar.begin, hangar.end));
     expect(rows).toEqual([]);
   });
 
@@ -134,7 +126,7 @@ describe('complete results, paged', () => {
       return buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1) + start + i).toISOString());
     });
     for (let from = 0; from < made.length; from += 1_000) {
-      await t.store.transact(async (tx) => {
+      await app().store.transact(async (tx) => {
         const repo = new Repository(tx, 'default');
         made.slice(from, from + 1_000).forEach((checkpoint, i) => repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, start + from + i + 1));
       });
@@ -180,7 +172,7 @@ describe('complete results, paged', () => {
   it('does not find checkpoints written before the term index by q alone, but does with taskId, file or label', async () => {
     const [old] = await insert(['legacy ocelot note'], 0);
     // A checkpoint stored before this release has no term entries: remove them to stand in for one.
-    await t.store.transact(async (tx) => {
+    await app().store.transact(async (tx) => {
       const index = keyspaceOf('default').index;
       for (const term of ['legacy', 'ocelot', 'note']) tx.clear(index.pack('term', term, old!.createdAt, old!.id));
     });

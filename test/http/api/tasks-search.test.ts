@@ -2,33 +2,25 @@
  * A task's history and latest checkpoint, and search over checkpoints
  * (DESIGN §3): filters, AND, time ranges, full text and cursors.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { auth, checkpointBody, useClockedTestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
 type Page = { items: Json[]; nextCursor?: string };
 
-let t: TestApp;
-let clock: Date;
-beforeEach(async () => {
-  clock = new Date('2025-03-01T10:00:00.000Z');
-  t = await buildTestApp({ app: { now: () => new Date(clock) } });
-});
-afterEach(async () => {
-  await t.close();
-});
+const { app, clock } = useClockedTestApp('2025-03-01T10:00:00.000Z');
 
 const minute = (n: number) => new Date(Date.UTC(2025, 2, 1, 10, n)).toISOString();
 
 async function create(taskId: string, extra: Json = {}): Promise<Json> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, extra) });
+  const res = await app().app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, extra) });
   expect(res.statusCode).toBe(201);
-  clock = new Date(clock.getTime() + 60_000);
+  clock.advance(60_000);
   return res.json() as Json;
 }
 
 async function list(url: string): Promise<Page> {
-  const res = await t.app.inject({ method: 'GET', url, headers: auth() });
+  const res = await app().app.inject({ method: 'GET', url, headers: auth() });
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as Page;
 }
@@ -74,7 +66,7 @@ describe('GET /v1/tasks/:taskId/checkpoints and /latest', () => {
   it('refuses a limit over 1000 and below 1, naming query.limit', async () => {
     await create('task-limit');
     for (const limit of ['1001', '0', 'ten']) {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/tasks/task-limit/checkpoints?limit=${limit}`, headers: auth() });
+      const res = await app().app.inject({ method: 'GET', url: `/v1/tasks/task-limit/checkpoints?limit=${limit}`, headers: auth() });
       expect(res.statusCode).toBe(400);
       expect(res.json()).toMatchObject({ code: 'validation_failed', errors: expect.arrayContaining([expect.objectContaining({ field: 'query.limit' })]) });
     }
@@ -84,7 +76,7 @@ describe('GET /v1/tasks/:taskId/checkpoints and /latest', () => {
   it('refuses an invalid cursor with 400', async () => {
     await create('task-cursor');
     for (const cursor of ['garbage!', Buffer.from('{"x":1}').toString('base64url')]) {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/tasks/task-cursor/checkpoints?cursor=${cursor}`, headers: auth() });
+      const res = await app().app.inject({ method: 'GET', url: `/v1/tasks/task-cursor/checkpoints?cursor=${cursor}`, headers: auth() });
       expect(res.statusCode).toBe(400);
       expect(res.json()).toMatchObject({ code: 'invalid_cursor' });
     }
@@ -93,7 +85,7 @@ describe('GET /v1/tasks/:taskId/checkpoints and /latest', () => {
   it('returns the newest checkpoint as latest, with its ETag', async () => {
     await create('task-latest');
     const newest = await create('task-latest', { labels: { which: 'newest' } });
-    const res = await t.app.inject({ method: 'GET', url: '/v1/tasks/task-latest/checkpoints/latest', headers: auth() });
+    const res = await app().app.inject({ method: 'GET', url: '/v1/tasks/task-latest/checkpoints/latest', headers: auth() });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual(newest);
     expect(res.headers.etag).toBe('"1"');
@@ -102,7 +94,7 @@ describe('GET /v1/tasks/:taskId/checkpoints and /latest', () => {
 
   it('answers 404 not_found for an unknown task', async () => {
     for (const url of ['/v1/tasks/nope/checkpoints', '/v1/tasks/nope/checkpoints/latest']) {
-      const res = await t.app.inject({ method: 'GET', url, headers: auth() });
+      const res = await app().app.inject({ method: 'GET', url, headers: auth() });
       expect(res.statusCode).toBe(404);
       expect(res.json()).toMatchObject({ code: 'not_found' });
     }
@@ -136,7 +128,7 @@ describe('GET /v1/checkpoints (search)', () => {
     c.push(await create('task-b', { agentId: 'agent-3', agentType: 'planner', labels: {}, executionState: { phase: 'planning' }, metrics: {}, contextSummary: {} }));
     c.push(await create('task-c', { agentId: 'agent-1', labels: { team: 'core' }, executionState: { phase: 'implementing' }, metrics: {}, contextSummary: {} }));
     for (const [i, status] of [[2, 'completed'], [3, 'failed']] as const) {
-      const res = await t.app.inject({ method: 'POST', url: `/v1/checkpoints/${String(c[i]!.id)}/finalize`, headers: auth(), payload: { status } });
+      const res = await app().app.inject({ method: 'POST', url: `/v1/checkpoints/${String(c[i]!.id)}/finalize`, headers: auth(), payload: { status } });
       expect(res.statusCode).toBe(200);
     }
   });
@@ -197,7 +189,7 @@ describe('GET /v1/checkpoints (search)', () => {
   });
 
   it('follows index changes: a patched phase is found under its new value only', async () => {
-    const patched = await t.app.inject({
+    const patched = await app().app.inject({
       method: 'PATCH',
       url: `/v1/checkpoints/${String(c[4]!.id)}`,
       headers: { ...auth(), 'if-match': '"1"' },
@@ -225,7 +217,7 @@ describe('GET /v1/checkpoints (search)', () => {
       ['from=yesterday', 'validation_failed'],
     ];
     for (const [query, code] of cases) {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/checkpoints?${query}`, headers: auth() });
+      const res = await app().app.inject({ method: 'GET', url: `/v1/checkpoints?${query}`, headers: auth() });
       expect(res.statusCode, query).toBe(400);
       expect((res.json() as Json).code, query).toBe(code);
     }
