@@ -280,8 +280,8 @@ export async function readRecordBytes(
   // Nor is a missing record (a new task's head) worth a range read: a split one always has chunk 1.
   const first = await tx.get(Buffer.concat([base, ONE_PART_ONE]));
   if (first === undefined) return undefined;
+  // Chunk 1 was just read in this transaction, so the range holds at least it.
   const chunks = await tx.getRange(Buffer.concat([base, ONE_PART_ONE]), Buffer.concat([base, FF]));
-  if (chunks.length === 0) return undefined;
   return Buffer.concat(chunks.map((c) => c.value));
 }
 

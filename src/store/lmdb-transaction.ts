@@ -28,11 +28,12 @@ export class MemoryTransaction implements Transaction {
   /**
    * The commit stamp, made on demand: most transactions never ask for it, and
    * a read-only one would otherwise build a rejected promise and its error
-   * (with a stack trace) for nothing. `null` once known that there is none.
+   * (with a stack trace) for nothing.
    */
   private stamp: Promise<Bytes> | undefined;
   private stampResolve: ((stamp: Bytes) => void) | undefined;
   private stampReject: ((error: Error) => void) | undefined;
+  /** The stamp once the transaction ended: `null` when it committed nothing, undefined before. */
   private settled: Bytes | null | undefined;
 
   private readonly readOnly: boolean;
