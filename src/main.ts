@@ -5,12 +5,11 @@
  *
  * @module
  */
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
-import { loadOrCreateSigner, loadSigner } from './service/signing.js';
+import { openRuntime } from './service/runtime.js';
 import { openStore } from './store/open.js';
 import { StoreError } from './store/store.js';
 
@@ -34,13 +33,9 @@ async function main(): Promise<void> {
   }
   if (faultInjection) logger.warn({}, 'fault injection is enabled: admins can make the store unavailable through POST /v1/admin/faults');
   const store = await openStore(config);
-  // Over FoundationDB instances share no disk, so each would sign with its own key: signing there needs a configured key.
-  const signer = config.signingKeyFile
-    ? loadSigner(config.signingKeyFile)
-    : config.store === 'lmdb'
-      ? loadOrCreateSigner(join(config.dataDir, 'signing-key.pem'))
-      : undefined;
-  const app = await buildApp({ config, store, logger, faultInjection, ...(signer ? { signer } : {}) });
+  const runtime = await openRuntime(config, { store, log: logger, faultInjection });
+  const app = await buildApp({ runtime, logger });
+  runtime.start();
   await app.listen({ port: config.port, host: config.host });
 
   let closing = false;
@@ -56,6 +51,8 @@ async function main(): Promise<void> {
     await app.close();
     clearInterval(sweep);
     clearTimeout(deadline);
+    // The replayer finishes the write it is applying before the queue and then the store close.
+    await runtime.close();
     await store.close();
     logger.info('shut down');
     process.exit(0);

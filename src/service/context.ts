@@ -58,6 +58,8 @@ export interface ServiceContext {
   signer: Signer | undefined;
   /** The largest encoded checkpoint accepted, in bytes. */
   maxCheckpointBytes: number;
+  /** How long a transaction keeps retrying conflicts before it gives up (ms). */
+  transactionDeadlineMs: number;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** The circuit breaker of recoveries. */

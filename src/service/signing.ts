@@ -8,6 +8,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { ConfigError } from '../config.js';
 import type { SignatureRecord } from '../domain/checkpoint.js';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 
@@ -28,8 +29,13 @@ export function signedPayload(record: Omit<SignatureRecord, 'value' | 'algorithm
 }
 
 export function loadSigner(keyFile: string, now: () => Date = () => new Date()): Signer {
-  const privateKey = createPrivateKey(readFileSync(keyFile));
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('BATON_SIGNING_KEY_FILE must hold an Ed25519 private key (PKCS#8 PEM).');
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(readFileSync(keyFile));
+  } catch {
+    throw new ConfigError(`BATON_SIGNING_KEY_FILE (${keyFile}) cannot be read as a private key; point it at an Ed25519 private key in PKCS#8 PEM.`);
+  }
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new ConfigError('BATON_SIGNING_KEY_FILE must hold an Ed25519 private key (PKCS#8 PEM).');
   const publicKey = createPublicKey(privateKey);
   const der = publicKey.export({ format: 'der', type: 'spki' });
   const info: PublicKeyInfo = {

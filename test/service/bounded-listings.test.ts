@@ -53,7 +53,7 @@ function checkpoint(id: string, ms: number, parentId?: string): Checkpoint {
 }
 
 beforeAll(async () => {
-  harness = serviceHarness();
+  harness = await serviceHarness();
   root = checkpoint(newId(), 0);
   let seq = 1;
   await harness.store.transact(async (tx) => new Repository(tx, actor.tenant).checkpoints.insert(root, toStored(root).stored, seq));

@@ -31,8 +31,8 @@ const same = (a: string, b: string) => a.normalize('NFKC').toLowerCase() === b.n
 
 let harness: ServiceHarness;
 let run = 0;
-beforeAll(() => {
-  harness = serviceHarness();
+beforeAll(async () => {
+  harness = await serviceHarness();
 });
 afterAll(async () => harness?.close());
 

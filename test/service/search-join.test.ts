@@ -26,7 +26,7 @@ let harness: ServiceHarness;
 let made: Checkpoint[];
 
 beforeAll(async () => {
-  harness = serviceHarness();
+  harness = await serviceHarness();
   made = Array.from({ length: COUNT }, (_, i) => {
     const text = TOGETHER.has(i) ? 'kestrel meets osprey, common' : i % 2 === 0 ? 'kestrel alone, common' : 'osprey alone, common';
     const input = checkpointInput.parse({ taskId: `task-${i % 100}`, agentId: 'agent-1', executionState: { completedItems: [text] } });

@@ -8,28 +8,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceContext } from '../../src/service/context.js';
 import { standaloneContext } from '../../src/service/standalone.js';
-import { LmdbStore } from '../../src/store/lmdb.js';
-import type { FinishedTransaction, StoreHooks } from '../../src/store/store.js';
+import type { FinishedTransaction, Store, StoreHooks } from '../../src/store/store.js';
+import { openTestStore } from '../support/store.js';
 
 export interface ServiceHarness {
   ctx: ServiceContext;
-  store: LmdbStore;
+  store: Store;
   /** Every transaction attempt the store finished, in order. */
   finished: FinishedTransaction[];
   close(): Promise<void>;
 }
 
-export function serviceHarness(hooks: Omit<StoreHooks, 'onTransaction'> = {}): ServiceHarness {
+export async function serviceHarness(hooks: Omit<StoreHooks, 'onTransaction'> = {}): Promise<ServiceHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-service-'));
   const finished: FinishedTransaction[] = [];
-  const store = LmdbStore.open({ path: dir, hooks: { ...hooks, onTransaction: (done) => finished.push(done) } });
+  const { store, destroy } = await openTestStore(dir, { ...hooks, onTransaction: (done) => finished.push(done) });
   const ctx = standaloneContext(store);
   return {
     ctx,
     store,
     finished,
     async close() {
-      await store.close();
+      await destroy();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,7 +1,8 @@
 /**
- * The real app over a real LMDB store in a fresh temporary directory, for
- * route tests through `inject` or over a socket. Each call is independent;
- * `close` removes everything it made.
+ * The real app over a real store (LMDB in a fresh temporary directory, or
+ * FoundationDB under a fresh prefix with `BATON_TEST_STORE=fdb`: see
+ * `store.ts`), for route tests through `inject` or over a socket. Each call is
+ * independent; `close` removes everything it made.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach } from 'vitest';
 import { buildApp, type AppOptions } from '../../src/app.js';
 import { configSchema, type Config } from '../../src/config.js';
-import { LmdbStore } from '../../src/store/lmdb.js';
+import type { Store } from '../../src/store/store.js';
+import { openTestStore } from './store.js';
 
 export const TOKENS = {
   writer: 'writer-secret-0123456789abcdef',
@@ -27,7 +29,7 @@ export function auth(who: Who = 'writer'): { authorization: string } {
 
 export interface TestApp {
   app: FastifyInstance;
-  store: LmdbStore;
+  store: Store;
   dir: string;
   config: Config;
   /** Closes the app and the store, and removes the data directory. */
@@ -42,7 +44,7 @@ export async function buildTestApp(options: { config?: Partial<Config>; app?: Pa
     logLevel: 'silent',
     ...options.config,
   });
-  const store = LmdbStore.open({ path: dir });
+  const { store, destroy } = await openTestStore(dir);
   const app = await buildApp({ config, store, eventPollMs: 100, ...options.app });
   await app.ready();
   return {
@@ -52,7 +54,7 @@ export async function buildTestApp(options: { config?: Partial<Config>; app?: Pa
     config,
     async close() {
       await app.close();
-      await store.close();
+      await destroy();
       rmSync(dir, { recursive: true, force: true });
     },
   };

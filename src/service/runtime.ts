@@ -1,0 +1,115 @@
+/**
+ * The service runtime: everything a running Baton owns besides its HTTP
+ * server. `openRuntime` builds the service context over an open store and
+ * opens the write queue; `start` starts the replayer and the sweepers;
+ * `close` stops them (finishing the write in progress) and closes the
+ * queue. The HTTP app, the CLI and the MCP server all run over one runtime,
+ * so none of them wires the service itself. The store is the caller's: it
+ * is opened before the runtime and closed after it.
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { startReplayer, type Replayer } from '../queue/replayer.js';
+import { WriteQueue } from '../queue/write-queue.js';
+import { FaultInjectingStore } from '../store/faults.js';
+import type { Store } from '../store/store.js';
+import type { ServiceContext, ServiceLogger } from './context.js';
+import { EventNotifier } from './events.js';
+import { integrityRecorder } from './integrity.js';
+import { startLeaseSweeper } from './leases.js';
+import { startOperationSweeper } from './operation-sweeper.js';
+import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
+
+export interface RuntimeOptions {
+  store: Store;
+  /** A pino logger or anything with its three levels; silent when absent. */
+  log?: ServiceLogger;
+  /** The clock every command reads; the wall clock when absent. */
+  clock?: () => Date;
+  /**
+   * Signs finalizations. Absent: the configured key (`BATON_SIGNING_KEY_FILE`,
+   * or on LMDB one made once beside the data). `null`: no signer.
+   */
+  signer?: Signer | null;
+  metrics?: Metrics;
+  /** Wrap the store for fault injection (`--enable-fault-injection`). */
+  faultInjection?: boolean;
+}
+
+export interface Runtime {
+  readonly config: Config;
+  readonly ctx: ServiceContext;
+  /** The store as the service sees it (wrapped when faults may be injected). */
+  readonly store: Store;
+  /** Present only with fault injection. */
+  readonly faults: FaultInjectingStore | undefined;
+  readonly queue: WriteQueue | undefined;
+  /** Starts the replayer and the sweepers; once. */
+  start(): void;
+  /** Runs a replay pass now (after a fault is cleared). */
+  kickReplay(): Promise<void>;
+  /** Stops the background work, finishing what is in progress, and closes the queue. */
+  close(): Promise<void>;
+}
+
+const silent: ServiceLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** The signer the configuration names; over FoundationDB instances share no disk, so signing there needs a configured key. */
+export function configuredSigner(config: Pick<Config, 'signingKeyFile' | 'store' | 'dataDir'>): Signer | undefined {
+  if (config.signingKeyFile) return loadSigner(config.signingKeyFile);
+  return config.store === 'lmdb' ? loadOrCreateSigner(join(config.dataDir, 'signing-key.pem')) : undefined;
+}
+
+/** The service context over `store` with the configuration's settings; no queue, nothing started. */
+export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'faultInjection'>): ServiceContext {
+  const signer = options.signer === undefined ? configuredSigner(config) : (options.signer ?? undefined);
+  return {
+    store: options.store,
+    metrics: options.metrics ?? createMetrics(),
+    log: options.log ?? silent,
+    notifier: new EventNotifier(),
+    integrity: integrityRecorder,
+    breaker: { attempts: config.recoveryMaxAttempts, windowMs: config.recoveryWindowMs },
+    signer,
+    maxCheckpointBytes: config.maxCheckpointBytes,
+    transactionDeadlineMs: config.transactionDeadlineMs,
+    eventSource: '/baton',
+    now: options.clock ?? (() => new Date()),
+  };
+}
+
+export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
+  const faults = options.faultInjection ? new FaultInjectingStore(options.store) : undefined;
+  const store: Store = faults ?? options.store;
+  const queue = config.queueMaxBytes > 0 ? (await WriteQueue.open({ dir: config.queueDir ?? join(config.dataDir, 'queue'), maxBytes: config.queueMaxBytes })).queue : undefined;
+  const ctx: ServiceContext = { ...serviceContext(config, { ...options, store }), ...(queue ? { queue } : {}) };
+
+  let stops: Array<() => Promise<void>> = [];
+  let replayer: Replayer | undefined;
+  let started = false;
+  return {
+    config,
+    ctx,
+    store,
+    faults,
+    queue,
+    start() {
+      if (started) return;
+      started = true;
+      replayer = queue ? startReplayer(ctx, queue, config.queueReplayMs) : undefined;
+      const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
+      const operations = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
+      // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop()];
+    },
+    kickReplay: () => replayer?.kick() ?? Promise.resolve(),
+    async close() {
+      for (const stop of stops) await stop();
+      stops = [];
+      await queue?.close();
+    },
+  };
+}
