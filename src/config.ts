@@ -38,6 +38,8 @@ const storeSettings = {
   fdbPrefix: setting('BATON_FDB_PREFIX', z.string().default('')),
   /** How long a write keeps retrying store conflicts (contention on one task) before it answers 503 task_contended (ms). */
   transactionDeadlineMs: setting('BATON_TRANSACTION_DEADLINE_MS', ms(100, 60_000).default(5_000)),
+  /** Whether one process's writes to one task take turns before their transactions: `auto` is on for FoundationDB, off for LMDB. */
+  taskLanes: setting('BATON_TASK_LANES', z.enum(['auto', 'on', 'off']).default('auto')),
 };
 
 /** The HTTP server. */

@@ -11,7 +11,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /** Store operations take from well under a millisecond (LMDB reads) to seconds (FDB retries). */
 const STORE_LATENCY_BUCKETS_MS = [0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
-/** Typical checkpoints are a few KB; the default ceiling is 1 MiB, configurable up to 64 MiB. */
+/** Typical checkpoints are a few KB; the default ceiling is 1 MiB, configurable up to 4 MiB. */
 const SIZE_BUCKETS_BYTES = [512, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 67_108_864];
 const HTTP_DURATION_BUCKETS_MS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000];
 
@@ -60,8 +60,14 @@ export function createMetrics() {
     }),
     storeErrors: new Counter({
       name: 'store_errors_total',
-      help: 'Store errors that reached a caller, by StoreError code.',
+      help: 'Store errors that reached a caller after the retries (requests, sweepers and the queue alike), by store error code.',
       labelNames: ['code'] as const,
+      registers,
+    }),
+    storeContention: new Counter({
+      name: 'store_contention_total',
+      help: 'Transactions that met a conflict (contention on one task), by outcome: committed after retrying, or gave_up at the deadline.',
+      labelNames: ['outcome'] as const,
       registers,
     }),
     storeRetries: new Counter({

@@ -12,7 +12,8 @@ import type { Actor, CommandBase, Queued } from '../domain/commands.js';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from '../service/context.js';
-import { CheckpointDoc, toStored } from '../service/repository/repository.js';
+import { queuedDoc } from '../service/queued-reads.js';
+import type { CheckpointDoc } from '../service/repository/repository.js';
 
 export function actorOf(request: FastifyRequest): Actor {
   const { role, tenant, subject } = request.principal;
@@ -128,7 +129,7 @@ export function sendQueued(reply: FastifyReply, queued: Queued): FastifyReply {
   reply.header('Baton-Queued', 'true').header('Location', `/v1/checkpoints/${queued.checkpointId}`);
   if (queued.version !== undefined) reply.header('ETag', etag(queued.version));
   const { checkpoint, ...ids } = queued;
-  return sendWithDocs(reply, 202, ids, checkpoint ? { checkpoint: new CheckpointDoc(toStored(checkpoint).stored) } : {});
+  return sendWithDocs(reply, 202, ids, checkpoint ? { checkpoint: queuedDoc(checkpoint) } : {});
 }
 
 /** Answers a list of stored checkpoints (`{ items, ... }`) by joining their stored texts. */

@@ -13,7 +13,7 @@
 import type { ServiceContext } from '../service/context.js';
 import { recordDeadLetter } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
-import { isOutage } from '../service/submit.js';
+import { isOutage } from '../service/transactions.js';
 import type { QueuedRecord, WriteQueue } from './write-queue.js';
 
 /** Writes replayed together; the journal records them as applied together. */

@@ -10,8 +10,9 @@ import type { BreakerSettings } from '../domain/recovery.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Repository, type Corruption } from './repository/repository.js';
-import { transact } from './retries.js';
+import { runTransaction } from './transactions.js';
 import type { Signer } from './signing.js';
+import type { TaskLanes } from './task-lanes.js';
 
 export interface ServiceLogger {
   info(fields: object, message: string): void;
@@ -60,6 +61,8 @@ export interface ServiceContext {
   maxCheckpointBytes: number;
   /** How long a transaction keeps retrying conflicts before it gives up (ms). */
   transactionDeadlineMs: number;
+  /** Where one process's writes to one task take turns; absent when they do not. */
+  lanes?: TaskLanes;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** The circuit breaker of recoveries. */
@@ -71,5 +74,5 @@ export interface ServiceContext {
 
 /** Runs a read on a consistent snapshot of the tenant's acknowledged data, beside the writers. */
 export function snapshot<T>(ctx: ServiceContext, tenant: string, body: (repo: Repository) => Promise<T>): Promise<T> {
-  return transact(ctx, (tx) => body(new Repository(tx, tenant)), { readOnly: true });
+  return runTransaction(ctx, (tx) => body(new Repository(tx, tenant)), { readOnly: true });
 }

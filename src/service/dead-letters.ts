@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 import { Repository } from './repository/repository.js';
-import { transact } from './retries.js';
+import { runTransaction } from './transactions.js';
 import { cloudEvent } from './task-transaction.js';
 
 /** Why a replayed write failed, as the problem it would have been answered with. */
@@ -35,7 +35,7 @@ export async function recordDeadLetter(ctx: ServiceContext, entry: { command: Qu
     failedAt: now,
     error: failureOf(error),
   };
-  const recorded = await transact(ctx, async (tx) => {
+  const recorded = await runTransaction(ctx, async (tx) => {
     const repo = new Repository(tx, command.actor.tenant);
     if ((await repo.deadLetters.get(letter.id)) !== undefined) return false;
     await repo.deadLetters.put(letter);

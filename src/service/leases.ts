@@ -15,6 +15,7 @@ import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { dueLeases, type DueLease } from './repository/repository.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
+import { runTransaction } from './transactions.js';
 
 export interface LeaseAnswer {
   lease: Lease;
@@ -148,7 +149,7 @@ export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): { st
   let failing = false;
   const sweep = async (): Promise<void> => {
     const now = ctx.now().toISOString();
-    const due = await ctx.store.transact((tx) => dueLeases(tx, now, SWEEP_BATCH), { readOnly: true });
+    const due = await runTransaction(ctx, (tx) => dueLeases(tx, now, SWEEP_BATCH), { readOnly: true });
     for (const entry of due) {
       if (stopped) return;
       await expireOne(ctx, entry, now);

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { Store } from '../store/store.js';
 import type { ServiceContext } from './context.js';
 import { expireOperations } from './repository/repository.js';
+import { runTransaction, type RunnerContext } from './transactions.js';
 
 export interface OperationSweepSettings {
   /** Records older than this are deleted (ms). */
@@ -24,10 +24,10 @@ const BATCH = 500;
 const BATCHES_PER_SWEEP = 20;
 
 /** Deletes operation records made before `before` (epoch ms), at most `batches` batches; returns how many. */
-export async function sweepOperations(store: Store, before: number, batches = BATCHES_PER_SWEEP): Promise<number> {
+export async function sweepOperations(ctx: RunnerContext, before: number, batches = BATCHES_PER_SWEEP): Promise<number> {
   let deleted = 0;
   for (let i = 0; i < batches; i++) {
-    const count = await store.transact((tx) => expireOperations(tx, before, BATCH));
+    const count = await runTransaction(ctx, (tx) => expireOperations(tx, before, BATCH));
     deleted += count;
     if (count < BATCH) break;
   }
@@ -39,7 +39,7 @@ export function startOperationSweeper(ctx: ServiceContext, settings: OperationSw
   const timer = setInterval(() => {
     // A sweep slower than the interval is not stacked on: the next tick finds it running and passes.
     if (running !== undefined) return;
-    running = sweepOperations(ctx.store, ctx.now().getTime() - settings.retentionMs)
+    running = sweepOperations(ctx, ctx.now().getTime() - settings.retentionMs)
       .then((deleted) => {
         if (deleted > 0) ctx.log.info({ deleted }, 'expired operation records deleted');
       })

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { Checkpoint } from '../domain/checkpoint.js';
 import type { Actor } from '../domain/commands.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
@@ -21,4 +22,9 @@ export async function readCheckpoint(ctx: ServiceContext, actor: Actor, checkpoi
   const view = queue.overlay(actor.tenant, checkpointId, base);
   if (view === undefined) return { doc: await getCheckpoint(ctx, actor, checkpointId), queued: false };
   return { doc: new CheckpointDoc(toStored(view).stored), queued: true };
+}
+
+/** A checkpoint as the queue will write it, in its stored form (canonical text and hash), for the 202 answer. */
+export function queuedDoc(checkpoint: Checkpoint): CheckpointDoc {
+  return new CheckpointDoc(toStored(checkpoint).stored);
 }

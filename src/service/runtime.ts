@@ -22,6 +22,7 @@ import { integrityRecorder } from './integrity.js';
 import { startLeaseSweeper } from './leases.js';
 import { startOperationSweeper } from './operation-sweeper.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
+import { TaskLanes } from './task-lanes.js';
 
 export interface RuntimeOptions {
   store: Store;
@@ -76,6 +77,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     signer,
     maxCheckpointBytes: config.maxCheckpointBytes,
     transactionDeadlineMs: config.transactionDeadlineMs,
+    ...(config.taskLanes === 'on' || (config.taskLanes === 'auto' && options.store.name === 'fdb') ? { lanes: new TaskLanes() } : {}),
     eventSource: '/baton',
     now: options.clock ?? (() => new Date()),
   };

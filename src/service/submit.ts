@@ -8,14 +8,9 @@
  * @module
  */
 import { checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
-import { StoreError } from '../store/store.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { execute, type ResultOf } from './execute.js';
-
-/** The store did not answer: the failure the queue exists for. */
-export function isOutage(error: unknown): boolean {
-  return error instanceof StoreError && (error.code === 'unavailable' || error.code === 'timeout');
-}
+import { isOutage } from './transactions.js';
 
 export async function submit<C extends QueueableCommand>(ctx: ServiceContext, command: C): Promise<ResultOf<C['kind']> | Queued> {
   const queue = ctx.queue;

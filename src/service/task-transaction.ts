@@ -16,7 +16,7 @@ import { fencing } from '../domain/leases.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
-import { transact } from './retries.js';
+import { runTransaction } from './transactions.js';
 
 /** What a change sees inside the transaction. */
 export interface TaskWrite {
@@ -68,11 +68,13 @@ export async function runInTask<T>(
   // A client's key is always recorded, for its retries; a queued write too, for a replay after a crash;
   // a minted id otherwise only where a store may run a committed body again.
   const recorded = command.operationId.startsWith('key:') || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
-  try {
-    const outcome = await transact(ctx, (tx) => {
+  const transaction = () =>
+    runTransaction(ctx, (tx) => {
       const repo = new Repository(tx, actor.tenant);
       return recorded ? repo.operations.once(command.operationId, `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
     });
+  try {
+    const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);
     return { result: outcome.result, replayed: !outcome.applied };
   } catch (error) {

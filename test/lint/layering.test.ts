@@ -33,3 +33,42 @@ describe('layering rules', () => {
     expect(await restricted('src/langgraph/new-part.ts', "import { BatonClient } from '../client/index.js';\nexport const c = BatonClient;\n")).toEqual([]);
   });
 });
+
+async function messages(filePath: string, source: string, rule: string): Promise<string[]> {
+  const [result] = await eslint.lintText(source, { filePath });
+  return (result?.messages ?? []).filter((m) => m.ruleId === rule).map((m) => m.message);
+}
+
+describe('every "never" of docs/architecture.md', () => {
+  it('keeps domain/ free of every other layer', async () => {
+    expect(await restricted('src/domain/new-rule.ts', "import { AppError } from '../errors.js';\nexport const e = AppError;\n")).toEqual([expect.stringContaining('imports nothing of ours')]);
+    expect(await restricted('src/domain/new-rule.ts', "import { sha256Hex } from './hash.js';\nexport const h = sha256Hex;\n")).toEqual([]);
+  });
+
+  it('keeps the store from everything above it', async () => {
+    expect(await restricted('src/store/new-store.ts', "import { execute } from '../service/execute.js';\nexport const e = execute;\n")).toEqual([expect.stringContaining('src/store/ never imports')]);
+  });
+
+  it('keeps HTTP out of the service, so the CLI and MCP can run it', async () => {
+    expect(await restricted('src/service/new-feature.ts', "import { sendDoc } from '../http/request-context.js';\nexport const s = sendDoc;\n")).toEqual([expect.stringContaining('never imports HTTP')]);
+    expect(await restricted('src/service/new-feature.ts', "import { WriteQueue } from '../queue/write-queue.js';\nexport const q = WriteQueue;\n")).toEqual([expect.stringContaining('src/service/ never imports queue')]);
+    expect(await restricted('src/service/runtime.ts', "import { WriteQueue } from '../queue/write-queue.js';\nexport const q = WriteQueue;\n")).toEqual([]);
+  });
+
+  it('lets routes see services only: no store values, no repository values', async () => {
+    expect(await restricted('src/http/routes/new-route.ts', "import { StoreError } from '../../store/store.js';\nexport const s = StoreError;\n")).toEqual([expect.stringContaining('Routes see services only')]);
+    expect(await restricted('src/http/routes/new-route.ts', "import type { Store } from '../../store/store.js';\nexport type S = Store;\n")).toEqual([]);
+    expect(await restricted('src/http/new-part.ts', "import { toStored } from '../service/repository/repository.js';\nexport const t = toStored;\n")).toEqual([expect.stringContaining('never the repository')]);
+  });
+
+  it('keeps the CLI off HTTP internals, and the client to types of the server', async () => {
+    expect(await restricted('src/cli/new-command.ts', "import { buildApp } from '../app.js';\nexport const b = buildApp;\n")).toEqual([expect.stringContaining('never src/http/')]);
+    expect(await restricted('src/client/new-part.ts', "import { ERRORS } from '../errors.js';\nimport { checkpointSchema } from '../domain/checkpoint.js';\nexport const e = [ERRORS, checkpointSchema];\n")).toEqual([expect.stringContaining('only types of the server')]);
+  });
+
+  it('lets only the transaction runner run a transaction', async () => {
+    const source = "import type { Store } from '../store/store.js';\nexport const run = (store: Store) => store.transact(async () => 1);\n";
+    expect(await messages('src/service/new-sweeper.ts', source, 'no-restricted-syntax')).toEqual([expect.stringContaining('runTransaction')]);
+    expect(await messages('src/service/transactions.ts', source, 'no-restricted-syntax')).toEqual([]);
+  });
+});

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { standaloneContext } from '../../src/service/standalone.js';
 import { configSchema } from '../../src/config.js';
 import { sweepOperations } from '../../src/service/operation-sweeper.js';
 import { Repository } from '../../src/service/repository/repository.js';
@@ -57,10 +58,10 @@ describe('operation records past the retention window', () => {
     expect(await expiryEntries(store)).toHaveLength(1);
 
     // Nothing is a day old yet.
-    expect(await sweepOperations(store, Date.now() - DAY)).toBe(0);
+    expect(await sweepOperations(standaloneContext(store), Date.now() - DAY)).toBe(0);
     expect((await create(app, 'retry-me')).headers['idempotent-replayed']).toBe('true');
 
-    expect(await sweepOperations(store, Date.now() + 1)).toBe(1);
+    expect(await sweepOperations(standaloneContext(store), Date.now() + 1)).toBe(1);
     expect(await expiryEntries(store)).toEqual([]);
     const idem = tenantKeyspace('default').idempotency;
     expect(await store.transact((tx) => tx.getPrefix(idem.prefix), { readOnly: true })).toEqual([]);
@@ -90,9 +91,9 @@ describe('operation records past the retention window', () => {
         for (let i = from; i < from + 400; i++) await repo.operations.once(`op:${i}`, '', async () => i);
       });
     }
-    expect(await sweepOperations(store, Date.now() + 1, 1)).toBe(500);
+    expect(await sweepOperations(standaloneContext(store), Date.now() + 1, 1)).toBe(500);
     expect(await expiryEntries(store)).toHaveLength(700);
-    expect(await sweepOperations(store, Date.now() + 1)).toBe(700);
+    expect(await sweepOperations(standaloneContext(store), Date.now() + 1)).toBe(700);
     expect(await expiryEntries(store)).toEqual([]);
     expect(await store.transact((tx) => tx.getPrefix(tenantKeyspace('default').operations.prefix), { readOnly: true })).toEqual([]);
   });

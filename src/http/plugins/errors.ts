@@ -9,8 +9,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ERRORS, type ErrorCode, type FieldError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
-import { StoreError, type StoreErrorCode } from '../../store/store.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
@@ -27,20 +25,20 @@ interface Problem {
   headers?: Record<string, string>;
 }
 
-/** Store failures a caller can outlive by retrying; the rest are the service's own fault. */
-const TRANSIENT_STORE_CODES: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown']);
-
+/**
+ * The framework's own 4xx answers (from its parsers, router and plugins), by
+ * status. Only statuses whose meaning is the same whoever raises them are
+ * here: a 409 or 422 can only come from the service, which names its code.
+ */
 const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: 'validation_failed',
   401: 'unauthorized',
   403: 'forbidden',
   404: 'route_not_found',
   406: 'not_acceptable',
-  409: 'conflict',
   412: 'version_conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
-  422: 'idempotency_key_reused',
   428: 'precondition_required',
   429: 'rate_limited',
 };
@@ -102,11 +100,6 @@ export function toProblem(error: Error): Problem {
   if (error instanceof AppError) {
     // A 503 (store unavailable, queue full) passes: say when to try again.
     return { code: error.code, detail: error.detail, errors: error.errors, extra: error.extra, ...(error.status === 503 ? { headers: { 'retry-after': '1' } } : {}) };
-  }
-  if (error instanceof StoreError) {
-    if (TRANSIENT_STORE_CODES.has(error.code)) return { code: 'store_unavailable', headers: { 'retry-after': '1' } };
-    if (error.code === 'too_large') return { code: 'payload_too_large' };
-    return { code: 'internal_error' };
   }
   const validation = (error as Partial<FastifyError>).validation;
   if (Array.isArray(validation)) {
@@ -179,9 +172,8 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   sendProblem(request, reply, problem);
 }
 
-async function errors(app: FastifyInstance, opts: { metrics: Metrics }): Promise<void> {
+async function errors(app: FastifyInstance): Promise<void> {
   app.setErrorHandler<Error>((error, request, reply) => {
-    if (error instanceof StoreError) opts.metrics.storeErrors.inc({ code: error.code });
     const problem = toProblem(error);
     const status = problem.status ?? ERRORS[problem.code].status;
     logProblem(request, error, problem.code, status);

@@ -48,7 +48,7 @@ export async function registerPlugins(app: FastifyInstance, opts: { config: Conf
   // A merge patch is a JSON document (RFC 7396): one parser for both, with the same checks and body limit.
   registerJsonBody(app);
   await app.register(requestIdPlugin);
-  await app.register(errorsPlugin, { metrics: opts.metrics });
+  await app.register(errorsPlugin);
   await app.register(bodyDrainPlugin, { limits: drainLimits(fastifyOptions(opts.config).bodyLimit) });
   await app.register(acceptPlugin);
   await app.register(authPlugin, { config: opts.config });

@@ -20,6 +20,8 @@ const admin = { roles: ['admin'] as const };
 export const faultsBody = z.strictObject({
   store: z.enum(['ok', 'unavailable', 'slow']),
   latencyMs: z.number().int().min(0).max(60_000).optional(),
+  /** The share of write transactions that fail at commit with a conflict, as on a contended FoundationDB cluster. */
+  conflictRate: z.number().min(0).max(1).optional(),
 });
 
 export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaultsCleared }: { ctx: ServiceContext; faults: FaultInjectingStore | undefined; onFaultsCleared: () => void }): Promise<void> {
@@ -37,9 +39,9 @@ export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaults
     '/v1/admin/faults',
     { schema: { tags, summary: 'Set store faults: ok, unavailable, or slow by latencyMs (fault injection only)', body: faultsBody }, config: admin },
     async (request) => {
-      const { store, latencyMs } = request.body;
-      faults.setFaults({ store, latencyMs: latencyMs ?? (store === 'slow' ? 100 : 0) });
-      request.log.warn({ store, latencyMs }, 'store faults set by an operator');
+      const { store, latencyMs, conflictRate } = request.body;
+      faults.setFaults({ store, latencyMs: latencyMs ?? (store === 'slow' ? 100 : 0), ...(conflictRate !== undefined ? { conflictRate } : {}) });
+      request.log.warn({ store, latencyMs, conflictRate }, 'store faults set by an operator');
       if (store !== 'unavailable') onFaultsCleared();
       return faults.faults;
     },

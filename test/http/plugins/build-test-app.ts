@@ -9,7 +9,12 @@ import { configSchema, type Config } from '../../../src/config.js';
 import { AppError } from '../../../src/errors.js';
 import { fastifyOptions, registerPlugins } from '../../../src/http/plugins/index.js';
 import { createMetrics, type Metrics } from '../../../src/metrics.js';
-import { StoreError } from '../../../src/store/store.js';
+import { runTransaction } from '../../../src/service/transactions.js';
+import { FaultInjectingStore } from '../../../src/store/faults.js';
+import { LmdbStore } from '../../../src/store/lmdb.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TOKENS } from '../../support/app.js';
 
 export { TOKENS };
@@ -35,7 +40,20 @@ export const checkpointBody = z.object({
   }),
 });
 
-function addTestRoutes(app: FastifyInstance): void {
+/** A real LMDB store that fails as an unreachable store does, for the store-error route. */
+async function unreachableStore(app: FastifyInstance): Promise<FaultInjectingStore> {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-plugins-'));
+  const inner = LmdbStore.open({ path: dir });
+  app.addHook('onClose', async () => {
+    await inner.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const store = new FaultInjectingStore(inner);
+  store.setFaults({ store: 'unavailable', latencyMs: 0 });
+  return store;
+}
+
+function addTestRoutes(app: FastifyInstance, metrics: Metrics, store: FaultInjectingStore): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   routes.get('/healthz', async () => ({ status: 'ok' }));
   routes.post('/test/checkpoints', { schema: { body: checkpointBody } }, async (request, reply) =>
@@ -54,9 +72,7 @@ function addTestRoutes(app: FastifyInstance): void {
   routes.get('/test/plain-error', async () => {
     throw new Error('password=hunter2 leaked from the database driver');
   });
-  routes.get('/test/store-error', async () => {
-    throw new StoreError('unavailable', 'connection refused by 10.0.0.7:4500');
-  });
+  routes.get('/test/store-error', async () => runTransaction({ store, metrics, transactionDeadlineMs: 1_000 }, async (tx) => tx.get(Buffer.from('k'))));
 }
 
 export interface TestApp {
@@ -71,7 +87,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}, loggerInstan
   const metrics = createMetrics();
   const app = Fastify({ ...fastifyOptions(config), ...(loggerInstance ? { loggerInstance } : { logger: false }) });
   await registerPlugins(app, { config, metrics });
-  addTestRoutes(app);
+  addTestRoutes(app, metrics, await unreachableStore(app));
   await app.ready();
   return { app, metrics, config };
 }
