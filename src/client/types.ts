@@ -18,7 +18,7 @@ import type { Handoff } from '../domain/handoff.js';
 import type { Lease } from '../domain/leases.js';
 import type { Recovery } from '../domain/recovery.js';
 import type { TaskState } from '../domain/task-state.js';
-import type { finalizeBody, handoffBody, leaseBody, recoveryBody, successorBody, taskStateBody } from '../http/schemas.js';
+import type { finalizeBody, handoffBody, leaseBody, recoveryBody, successorBody, taskStateBody } from '../domain/requests.js';
 
 import type { FileStatus, FileVerdict, Lineage, LineageNode, LineagePage, ReportedFile, RevisionInfo, StaleReport, TaskInfo } from '../domain/views.js';
 

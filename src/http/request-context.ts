@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor, CommandBase, Queued } from '../domain/commands.js';
 import { canonicalJson, sha256Hex } from '../domain/hash.js';
 import { AppError } from '../errors.js';
+import { commandBase } from '../service/commands.js';
 import type { ServiceContext } from '../service/context.js';
 import { queuedDoc } from '../service/queued-reads.js';
 import type { CheckpointDoc } from '../service/repository/repository.js';
@@ -35,21 +35,16 @@ export function writeCommand(ctx: ServiceContext, request: FastifyRequest, ifMat
       errors: [{ field: 'headers.idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
     });
   }
-  const command: CommandBase & { ifMatch?: number } = {
-    // Minted here, before any transaction: a body that runs twice must record the same operation.
-    operationId: key === undefined ? `op:${randomUUID()}` : `key:${key}`,
-    fingerprint: key === undefined ? '' : fingerprint(request),
-    actor: actorOf(request),
-    at: ctx.now().toISOString(),
-  };
-  if (version !== undefined) command.ifMatch = version;
   const epoch = request.headers['baton-lease-epoch'];
-  if (epoch !== undefined) {
-    if (typeof epoch !== 'string' || !/^\d{1,15}$/.test(epoch)) {
-      throw new AppError('validation_failed', { errors: [{ field: 'headers.baton-lease-epoch', message: 'must be a non-negative integer' }] });
-    }
-    command.leaseEpoch = Number(epoch);
+  if (epoch !== undefined && (typeof epoch !== 'string' || !/^\d{1,15}$/.test(epoch))) {
+    throw new AppError('validation_failed', { errors: [{ field: 'headers.baton-lease-epoch', message: 'must be a non-negative integer' }] });
   }
+  const command: CommandBase & { ifMatch?: number } = commandBase(ctx, {
+    actor: actorOf(request),
+    ...(key !== undefined ? { idempotency: { key, fingerprint: fingerprint(request) } } : {}),
+    ...(epoch !== undefined ? { leaseEpoch: Number(epoch) } : {}),
+  });
+  if (version !== undefined) command.ifMatch = version;
   return command;
 }
 

@@ -11,7 +11,7 @@
  * @module
  */
 import type { ServiceContext } from '../service/context.js';
-import { recordDeadLetter } from '../service/dead-letters.js';
+import { deadLetterOf } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
 import { isOutage } from '../service/transactions.js';
 import type { QueuedRecord, WriteQueue } from './write-queue.js';
@@ -63,7 +63,7 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
                 outage = true;
                 return;
               }
-              await recordDeadLetter(ctx, record, error);
+              await execute(ctx, deadLetterOf(ctx, record, error));
             }
           }
         }),

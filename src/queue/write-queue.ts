@@ -14,10 +14,8 @@
  *
  * @module
  */
-import { buildCheckpoint, changeable, finalize, linkTo, mergePatch, nextVersion, type Ruled } from '../domain/changes.js';
 import type { Checkpoint } from '../domain/checkpoint.js';
-import { checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
-import { handoffFinal } from '../domain/handoff.js';
+import { applyQueueable, checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
@@ -132,7 +130,7 @@ export class WriteQueue implements QueuePort {
     let current = base;
     for (const { command } of this.pending) {
       if (command.actor.tenant !== tenant || checkpointOf(command) !== checkpointId) continue;
-      const next = applyQueued(current, command);
+      const next = applyQueueable(current, command);
       // A write that will not apply (it will be dead-lettered) leaves the view as it was.
       if (next.ok) current = next.next;
     }
@@ -158,7 +156,7 @@ export class WriteQueue implements QueuePort {
       const ifMatch = 'ifMatch' in command ? command.ifMatch : undefined;
       return ifMatch === undefined ? base : { ...base, version: ifMatch + 1 };
     }
-    const next = applyQueued(known, command);
+    const next = applyQueueable(known, command);
     if (!next.ok) throw refused(next.refusal, checkpointId);
     return { ...base, version: next.next.version, checkpoint: next.next };
   }
@@ -181,28 +179,4 @@ function bump(map: Map<string, number>, key: string, delta: number): void {
   const next = (map.get(key) ?? 0) + delta;
   if (next <= 0) map.delete(key);
   else map.set(key, next);
-}
-
-/** What `command` makes of `current` by the same rules as the live write path. */
-export function applyQueued(current: Checkpoint | undefined, command: QueueableCommand): Ruled {
-  if (command.kind === 'checkpoint.create') return { ok: true, next: buildCheckpoint(command.input, command.checkpointId, command.at) };
-  if (current === undefined) return { ok: false, refusal: { code: 'validation_failed', errors: [{ field: 'checkpointId', message: 'is not known to the queue' }] } };
-  const blocked = changeable(current, 'ifMatch' in command ? command.ifMatch : undefined);
-  if (blocked) return { ok: false, refusal: blocked };
-  let ruled: Ruled;
-  switch (command.kind) {
-    case 'checkpoint.update':
-      ruled = mergePatch(current, command.patch);
-      break;
-    case 'checkpoint.finalize':
-      ruled = finalize(current, command.status, command.at);
-      break;
-    case 'checkpoint.link':
-      ruled = linkTo(current, command.parentId);
-      break;
-    case 'handoff.start':
-      ruled = handoffFinal(current, { trigger: command.trigger, ...(command.contextUtilization !== undefined ? { contextUtilization: command.contextUtilization } : {}) }, command.at);
-      break;
-  }
-  return ruled.ok ? { ok: true, next: nextVersion(current, ruled.next, command.at) } : ruled;
 }

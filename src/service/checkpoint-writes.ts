@@ -8,14 +8,15 @@
  *
  * @module
  */
-import { buildCheckpoint, changeable, finalize, linkTo, mergePatch, nextVersion, type Refusal, type Ruled } from '../domain/changes.js';
+import { buildCheckpoint, type Refusal } from '../domain/changes.js';
 import type { Checkpoint, SignatureRecord } from '../domain/checkpoint.js';
-import type { Command, CommandBase, CreateCheckpoint, FinalizeCheckpoint, LinkCheckpoints, RecordCorruption, UpdateCheckpoint } from '../domain/commands.js';
+import { applyChange, type ChangeCommand, type CommandBase, type CreateCheckpoint, type FinalizeCheckpoint, type LinkCheckpoints, type RecordCorruption, type UpdateCheckpoint } from '../domain/commands.js';
 import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
 import { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './repository/repository.js';
+import { present } from './invariants.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
 /** What a write answers: the checkpoint as stored, and whether this repeats a first answer. */
@@ -77,8 +78,7 @@ export async function createCheckpoint(ctx: ServiceContext, command: CreateCheck
 }
 
 export function updateCheckpoint(ctx: ServiceContext, command: UpdateCheckpoint): Promise<WriteResult> {
-  return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.updated', (current) => mergePatch(current, command.patch), {
-    ifMatch: command.ifMatch,
+  return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.updated', {
     after: async (write, after, hash) => write.event({ type: 'CHECKPOINT_UPDATED', subject: after.id, data: summary(after, hash) }),
   });
 }
@@ -89,8 +89,7 @@ export function finalizeCheckpoint(ctx: ServiceContext, command: FinalizeCheckpo
   if (meaning !== undefined && signer === undefined) {
     throw new AppError('validation_failed', { errors: [{ field: 'signature', message: 'signing is not configured on this service (set BATON_SIGNING_KEY_FILE)' }] });
   }
-  return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.finalized', (current, now) => finalize(current, command.status, now), {
-    ifMatch: command.ifMatch,
+  return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.finalized', {
     after: async (write, after, hash) => {
       write.head.state = stateAfterFinalize(command.status);
       write.event({ type: 'CHECKPOINT_FINALIZED', subject: after.id, data: { ...summary(after, hash), finalStatus: command.status } });
@@ -102,7 +101,7 @@ export function finalizeCheckpoint(ctx: ServiceContext, command: FinalizeCheckpo
 /** `childId` gets `parentId` as its one parent. */
 export function linkCheckpoints(ctx: ServiceContext, command: LinkCheckpoints): Promise<WriteResult> {
   const { parentId, childId } = command;
-  return changeCheckpoint(ctx, command, childId, 'checkpoints.linked', (current) => linkTo(current, parentId), {
+  return changeCheckpoint(ctx, command, childId, 'checkpoints.linked', {
     after: async (write) => {
       const { repo } = write;
       if ((await repo.checkpoints.taskOf(parentId)) === undefined) throw new AppError('not_found', { detail: 'The parent checkpoint does not exist.' });
@@ -131,7 +130,6 @@ export async function recordCorruption(ctx: ServiceContext, command: RecordCorru
 }
 
 export interface ChangeRules {
-  ifMatch?: number | undefined;
   /**
    * The change's own writes and events, inside the transaction, after the
    * record is written; ids it returns are recorded with the operation.
@@ -153,20 +151,17 @@ export interface ChangeRules {
  */
 export async function changeCheckpoint(
   ctx: ServiceContext,
-  command: CommandBase & { kind: Command['kind'] },
+  command: ChangeCommand,
   checkpointId: string,
   action: string,
-  rule: (current: Checkpoint, now: string) => Ruled,
   rules: ChangeRules,
 ): Promise<WriteResult> {
   // A refusal found outside the transaction is raised inside it, after the idempotency check.
   const plan = (current: Checkpoint): { next: Checkpoint; prepared: Prepared } | { error: unknown } => {
     try {
-      const blocked = changeable(current, rules.ifMatch);
-      if (blocked) return { error: refused(blocked, checkpointId) };
-      const ruled = rule(current, command.at);
+      const ruled = applyChange(current, command);
       if (!ruled.ok) return { error: refused(ruled.refusal, checkpointId) };
-      const next = nextVersion(current, ruled.next, command.at);
+      const next = ruled.next;
       const prepared = prepare(ctx, next);
       if (rules.sign) {
         next.compliance.signature = rules.sign(prepared.hash);
@@ -194,7 +189,7 @@ export async function changeCheckpoint(
     }
     if ('error' in step) throw step.error;
     const { next, prepared } = step;
-    await repo.checkpoints.replace(current, raw!, next, prepared.stored);
+    await repo.checkpoints.replace(current, present(raw, 'a checkpoint read before the transaction is still stored inside it'), next, prepared.stored);
     const extra = await rules.after(write, next, prepared.hash, current);
     write.audit({ action, checkpointId, version: next.version, beforeHash: current.compliance.hash, afterHash: prepared.hash, agentId: next.agentId });
     written = prepared;

@@ -1,19 +1,20 @@
 /**
  * The dead-letter list of the write queue: a queued write that the store
- * refused when it was replayed is recorded here once, with why, and
- * announced with WRITE_DEAD_LETTERED; an admin lists them
- * (`GET /v1/admin/dead-letters`) to decide what to resubmit.
+ * refused when it was replayed is recorded here once, with why, audited on
+ * its task's chain and announced with WRITE_DEAD_LETTERED; an admin lists
+ * them (`GET /v1/admin/dead-letters`) to decide what to resubmit. Recording
+ * one is a command (`queue.dead_letter`) like any other write.
  *
  * @module
  */
-import { checkpointOf, type Actor, type QueueableCommand } from '../domain/commands.js';
+import { checkpointOf, type Actor, type DeadLetterWrite, type QueueableCommand } from '../domain/commands.js';
 import type { DeadLetter } from '../domain/dead-letter.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 import { Repository } from './repository/repository.js';
+import { cloudEvent, runInTask } from './task-transaction.js';
 import { runTransaction } from './transactions.js';
-import { cloudEvent } from './task-transaction.js';
 
 /** Why a replayed write failed, as the problem it would have been answered with. */
 export function failureOf(error: unknown): DeadLetter['error'] {
@@ -21,32 +22,65 @@ export function failureOf(error: unknown): DeadLetter['error'] {
   return { code: 'internal_error', status: 500 };
 }
 
-/** Records a dead letter once (a replay after a crash finds it recorded) and announces it. */
-export async function recordDeadLetter(ctx: ServiceContext, entry: { command: QueueableCommand; taskId?: string; enqueuedAt: string }, error: unknown): Promise<void> {
+/** The command that records `entry`'s write as a dead letter, failed with `error`. */
+export function deadLetterOf(ctx: ServiceContext, entry: { command: QueueableCommand; taskId?: string; enqueuedAt: string }, error: unknown): DeadLetterWrite {
   const { command } = entry;
-  const now = ctx.now().toISOString();
-  const letter: DeadLetter = {
-    id: command.operationId,
-    kind: command.kind,
-    checkpointId: checkpointOf(command),
+  return {
+    kind: 'queue.dead_letter',
+    // One dead letter per write, however often its replay is retried after a crash.
+    operationId: `dead:${command.operationId}`,
+    idempotency: 'once',
+    fingerprint: '',
+    actor: { tenant: command.actor.tenant, role: 'admin', subject: 'baton:write-queue' },
+    at: ctx.now().toISOString(),
     ...(entry.taskId !== undefined ? { taskId: entry.taskId } : {}),
-    command,
+    write: command,
     enqueuedAt: entry.enqueuedAt,
-    failedAt: now,
     error: failureOf(error),
   };
-  const recorded = await runTransaction(ctx, async (tx) => {
-    const repo = new Repository(tx, command.actor.tenant);
-    if ((await repo.deadLetters.get(letter.id)) !== undefined) return false;
-    await repo.deadLetters.put(letter);
-    const { command: _command, ...data } = letter;
-    repo.events.append([cloudEvent(ctx, command.actor.tenant, letter.taskId ?? '', { type: 'WRITE_DEAD_LETTERED', subject: letter.id, data }, now)]);
-    return true;
-  });
-  if (!recorded) return;
+}
+
+/** Handler of `queue.dead_letter`: the letter once, an audit entry on its task's chain, and its event. */
+export async function recordDeadLetter(ctx: ServiceContext, command: DeadLetterWrite): Promise<{ recorded: boolean }> {
+  const { write } = command;
+  const { tenant } = write.actor;
+  // A write queued while the store was down may not have known its task; the store, back now, does.
+  const taskId = command.taskId ?? (await snapshot(ctx, tenant, (repo) => repo.checkpoints.taskOf(checkpointOf(write))));
+  const letter: DeadLetter = {
+    id: write.operationId,
+    kind: write.kind,
+    checkpointId: checkpointOf(write),
+    ...(taskId !== undefined ? { taskId } : {}),
+    command: write,
+    enqueuedAt: command.enqueuedAt,
+    failedAt: command.at,
+    error: command.error,
+  };
+  const { command: _write, ...data } = letter;
+  let recorded: boolean;
+  if (taskId !== undefined) {
+    ({ result: recorded } = await runInTask(ctx, command, taskId, async ({ repo, audit, event }) => {
+      if ((await repo.deadLetters.get(letter.id)) !== undefined) return false;
+      await repo.deadLetters.put(letter);
+      audit({ action: 'write.dead_lettered', checkpointId: letter.checkpointId, details: { operationId: letter.id, kind: letter.kind, code: letter.error.code } });
+      event({ type: 'WRITE_DEAD_LETTERED', subject: letter.id, data });
+      return true;
+    }));
+  } else {
+    // A write whose task was never known (a change to a checkpoint the store does not hold) has no chain to join.
+    recorded = await runTransaction(ctx, async (tx) => {
+      const repo = new Repository(tx, tenant);
+      if ((await repo.deadLetters.get(letter.id)) !== undefined) return false;
+      await repo.deadLetters.put(letter);
+      repo.events.append([cloudEvent(ctx, tenant, '', { type: 'WRITE_DEAD_LETTERED', subject: letter.id, data }, command.at)]);
+      return true;
+    });
+    ctx.notifier.notify(tenant);
+  }
+  if (!recorded) return { recorded };
   ctx.metrics.queueDeadLetters.inc();
-  ctx.notifier.notify(command.actor.tenant);
-  ctx.log.error({ tenant: command.actor.tenant, operationId: letter.id, kind: letter.kind, checkpointId: letter.checkpointId, code: letter.error.code }, 'queued write could not apply; moved to the dead-letter list');
+  ctx.log.error({ tenant, operationId: letter.id, kind: letter.kind, checkpointId: letter.checkpointId, code: letter.error.code }, 'queued write could not apply; moved to the dead-letter list');
+  return { recorded };
 }
 
 const isAfter = (value: unknown): value is { a: string } => typeof value === 'object' && value !== null && typeof (value as { a?: unknown }).a === 'string';

@@ -1,14 +1,18 @@
 /**
- * Executing commands: the one entry of every write. Routes (through
- * `submit` for the writes the local queue may take), the queue's replayer,
- * the sweepers and the integrity recorder hand a command to `execute`; it
- * runs the command's handler, which applies it inside the task transaction.
+ * Executing commands: the one entry of every write. Routes and MCP tools
+ * (through `submit` for the writes the local queue may take), the queue's
+ * replayer and its dead letters, the lease sweeper and the integrity
+ * recorder hand a command to `execute`; it runs the command's handler, which
+ * applies it inside the task transaction. (Deleting expired operation
+ * records is not a change of any task: the operation sweeper clears them in
+ * its own bounded transactions.)
  *
  * @module
  */
 import type { CheckpointCommand, Command } from '../domain/commands.js';
 import { createCheckpoint, finalizeCheckpoint, linkCheckpoints, recordCorruption, updateCheckpoint } from './checkpoint-writes.js';
 import type { ServiceContext } from './context.js';
+import { recordDeadLetter } from './dead-letters.js';
 import { acknowledgeHandoff, startHandoff } from './handoff.js';
 import { acquireLease, expireLease, releaseLease, renewLease } from './leases.js';
 import { completeRecovery, startRecovery, unblockTask } from './recovery.js';
@@ -33,6 +37,7 @@ const HANDLERS = {
   'task.unblock': unblockTask,
   'task.state': setTaskState,
   'task.purge': purgeTask,
+  'queue.dead_letter': recordDeadLetter,
 } as const satisfies { [K in Command['kind']]: (ctx: ServiceContext, command: Extract<Command, { kind: K }>) => Promise<unknown> };
 
 type Handlers = typeof HANDLERS;

@@ -10,7 +10,7 @@
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
 import type { AcknowledgeHandoff, Actor, StartHandoff } from '../domain/commands.js';
-import { codeVersionClash, handoffChild, handoffFinal, type Handoff } from '../domain/handoff.js';
+import { codeVersionClash, handoffChild, type Handoff } from '../domain/handoff.js';
 import { LEASE_TTL_MS, type Lease } from '../domain/leases.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
@@ -19,6 +19,7 @@ import { snapshot, type ServiceContext } from './context.js';
 import { grantLease, retire } from './leases.js';
 import type { CheckpointDoc } from './repository/repository.js';
 import { resumePrompt } from './resume-prompt.js';
+import { present } from './invariants.js';
 import { runInTask } from './task-transaction.js';
 
 export interface HandoffStarted {
@@ -36,7 +37,6 @@ export async function startHandoff(ctx: ServiceContext, command: StartHandoff): 
     command,
     command.checkpointId,
     'handoff.initiated',
-    (current, now) => handoffFinal(current, { trigger: command.trigger, ...(command.contextUtilization !== undefined ? { contextUtilization: command.contextUtilization } : {}) }, now),
     {
       after: async (write, final, hash, before) => {
         const { repo, head, now } = write;
@@ -53,7 +53,7 @@ export async function startHandoff(ctx: ServiceContext, command: StartHandoff): 
       },
     },
   );
-  const handoff = await readHandoff(ctx, command.actor, written.extra.handoffId!);
+  const handoff = await readHandoff(ctx, command.actor, present(written.extra.handoffId, 'a handoff start records its handoff id'));
   if (!written.replayed) ctx.metrics.handoffs.inc({ stage: 'initiated' });
   await updateSuccessRate(ctx);
   return { handoff, checkpoint: written.doc, continuationPrompt: continuationPrompt(written.doc.checkpoint), replayed: written.replayed };
@@ -98,10 +98,10 @@ export async function acknowledgeHandoff(ctx: ServiceContext, command: Acknowled
   const prepared = prepare(ctx, child);
   const { result, replayed } = await runInTask(ctx, command, handoff.taskId, async (write) => {
     const { repo, head, now } = write;
-    const current = (await repo.handoffs.get(handoff.id))!;
+    const current = present(await repo.handoffs.get(handoff.id), 'a handoff read before the transaction still exists inside it');
     if (current.status === 'acknowledged') {
       if (current.acknowledgedBy?.agentId !== command.agentId) throw new AppError('handoff_taken', { extra: { handoffId: current.id } });
-      return { checkpointId: current.childCheckpointId!, leaseId: current.leaseId! };
+      return { checkpointId: present(current.childCheckpointId, 'an acknowledged handoff names its child'), leaseId: present(current.leaseId, 'an acknowledged handoff names its lease') };
     }
     if ((current.toAgentId !== undefined && current.toAgentId !== command.agentId) || (current.toAgentType !== undefined && command.agentType !== undefined && current.toAgentType !== command.agentType)) {
       throw new AppError('handoff_not_for_agent', { extra: { handoffId: current.id } });
@@ -140,7 +140,7 @@ export async function acknowledgeHandoff(ctx: ServiceContext, command: Acknowled
     answer(ctx, command, { checkpointId: result.checkpointId, version: 1 }, !fresh, fresh ? prepared.stored : undefined),
     snapshot(ctx, command.actor.tenant, (repo) => repo.leases.get(result.leaseId)),
   ]);
-  return { handoff: acknowledged, checkpoint: written.doc, lease: lease!, replayed: !fresh };
+  return { handoff: acknowledged, checkpoint: written.doc, lease: present(lease, 'an acknowledgment grants a lease'), replayed: !fresh };
 }
 
 /** GET /v1/handoffs/:id. */

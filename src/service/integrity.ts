@@ -23,7 +23,8 @@ async function recordOnce(ctx: ServiceContext, actor: Actor, corruption: Corrupt
     await execute(ctx, {
       kind: 'checkpoint.corrupted',
       // One operation per damaged record: however often it is read, it is recorded once.
-      operationId: `key:corrupt:${corruption.checkpointId}:${corruption.version ?? 'current'}:${corruption.reason}`,
+      operationId: `corrupt:${corruption.checkpointId}:${corruption.version ?? 'current'}:${corruption.reason}`,
+      idempotency: 'once',
       fingerprint: '',
       actor,
       at: ctx.now().toISOString(),

@@ -13,9 +13,8 @@ import type { AcquireLease, ExpireLease, ReleaseLease, RenewLease } from '../dom
 import { ended, expiresAt, grant, isLive, type Lease, type LeaseStatus } from '../domain/leases.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
-import { dueLeases, type DueLease } from './repository/repository.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
-import { runTransaction } from './transactions.js';
+import { present } from './invariants.js';
 
 export interface LeaseAnswer {
   lease: Lease;
@@ -84,11 +83,11 @@ export async function renewLease(ctx: ServiceContext, command: RenewLease): Prom
 export async function releaseLease(ctx: ServiceContext, command: ReleaseLease): Promise<LeaseAnswer> {
   const taskId = await taskOfLease(ctx, command);
   const { result, replayed } = await runInTask(ctx, command, taskId, async (write) => {
-    const lease = (await write.repo.leases.get(command.leaseId))!;
+    const lease = present(await write.repo.leases.get(command.leaseId), 'a lease the task head names exists');
     if (lease.status === 'superseded' || lease.status === 'revoked') throw new AppError('lease_superseded', { extra: { epoch: write.head.epoch } });
     if (write.head.lease?.id !== lease.id) return lease;
     await retire(write, 'released');
-    return (await write.repo.leases.get(command.leaseId))!;
+    return present(await write.repo.leases.get(command.leaseId), 'a lease the task head names exists');
   });
   return { lease: result, replayed };
 }
@@ -118,7 +117,7 @@ async function taskOfLease(ctx: ServiceContext, command: { actor: { tenant: stri
 async function current(write: TaskWrite, leaseId: string): Promise<Lease> {
   const held = write.head.lease;
   if (held?.id === leaseId && isLive(held, write.now)) return held;
-  const lease = (await write.repo.leases.get(leaseId))!;
+  const lease = present(await write.repo.leases.get(leaseId), 'a lease the task head names exists');
   if (lease.status === 'released') throw new AppError('lease_released', { extra: { leaseId } });
   if (lease.status === 'expired' || (lease.status === 'active' && lease.expiresAt <= write.now)) throw new AppError('lease_expired', { extra: { leaseId } });
   throw new AppError('lease_superseded', { extra: { epoch: write.head.epoch } });
@@ -133,65 +132,4 @@ async function extend(write: TaskWrite, lease: Lease, ttlMs: number | undefined)
   write.head.lease = renewed;
   write.audit({ action: 'lease.renewed', agentId: lease.agentId, details: { leaseId: lease.id, epoch: lease.epoch, expiresAt: renewed.expiresAt } });
   return renewed;
-}
-
-/** How many due leases one sweep ends; the rest wait for the next sweep. */
-const SWEEP_BATCH = 100;
-
-/**
- * Looks for expired leases every `intervalMs` and ends them. Every instance
- * may sweep: ending a lease is a task transaction that checks it is still
- * due, so each expiry is announced once.
- */
-export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  let failing = false;
-  const sweep = async (): Promise<void> => {
-    const now = ctx.now().toISOString();
-    const due = await runTransaction(ctx, (tx) => dueLeases(tx, now, SWEEP_BATCH), { readOnly: true });
-    for (const entry of due) {
-      if (stopped) return;
-      await expireOne(ctx, entry, now);
-    }
-  };
-  const timer = setInterval(() => {
-    // A sweep slower than the interval is not stacked on: the next tick finds it running and passes.
-    if (running !== undefined) return;
-    running = sweep()
-      .then(() => {
-        failing = false;
-      })
-      .catch((error: unknown) => {
-        // Once per outage, not once a second through it.
-        if (!failing) ctx.log.warn({ err: error }, 'lease sweep failed; retrying at each sweep until the store answers');
-        failing = true;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  // The sweeper alone must not keep a process alive.
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
-
-async function expireOne(ctx: ServiceContext, entry: DueLease, now: string): Promise<void> {
-  const { expired } = await expireLease(ctx, {
-    kind: 'lease.expire',
-    operationId: `op:${entry.leaseId}:expire:${entry.expiresAt}`,
-    fingerprint: '',
-    actor: { tenant: entry.tenant, role: 'admin', subject: 'baton:lease-sweeper' },
-    at: now,
-    taskId: entry.taskId,
-    leaseId: entry.leaseId,
-    expiresAt: entry.expiresAt,
-  });
-  if (expired) ctx.log.info({ tenant: entry.tenant, taskId: entry.taskId, leaseId: entry.leaseId }, 'lease expired');
 }

@@ -19,6 +19,7 @@ import { snapshot, type ServiceContext } from './context.js';
 import { continuationPrompt } from './handoff.js';
 import { grantLease, retire } from './leases.js';
 import type { CheckpointDoc, Corruption, Repository } from './repository/repository.js';
+import { present } from './invariants.js';
 import { runInTask } from './task-transaction.js';
 
 /** How many checkpoints the walk to a recovery point looks at before it gives up (escalate to a human). */
@@ -151,7 +152,7 @@ export async function completeRecovery(ctx: ServiceContext, command: CompleteRec
   const found = await readRecovery(ctx, command.actor, command.recoveryId);
   const { result, replayed } = await runInTask(ctx, command, found.taskId, async (write) => {
     const { repo, head, now } = write;
-    const recovery = (await repo.recoveries.get(command.recoveryId))!;
+    const recovery = present(await repo.recoveries.get(command.recoveryId), 'a recovery read before the transaction still exists inside it');
     if (recovery.status === 'blocked') throw new AppError('recovery_blocked', { extra: { recoveryId: recovery.id } });
     if (recovery.status === 'completed') {
       if (recovery.agentId !== command.agentId) throw new AppError('recovery_taken', { extra: { recoveryId: recovery.id } });

@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import type { ServiceContext, ServiceLogger } from './context.js';
 import { EventNotifier } from './events.js';
 import { integrityRecorder } from './integrity.js';
-import { startLeaseSweeper } from './leases.js';
+import { startLeaseSweeper } from './lease-sweeper.js';
 import { startOperationSweeper } from './operation-sweeper.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { TaskLanes } from './task-lanes.js';

@@ -10,6 +10,7 @@
 import { checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { execute, type ResultOf } from './execute.js';
+import { present } from './invariants.js';
 import { isOutage } from './transactions.js';
 
 export async function submit<C extends QueueableCommand>(ctx: ServiceContext, command: C): Promise<ResultOf<C['kind']> | Queued> {
@@ -32,7 +33,7 @@ export async function submit<C extends QueueableCommand>(ctx: ServiceContext, co
 }
 
 async function enqueue(ctx: ServiceContext, command: QueueableCommand, taskId: string | undefined): Promise<Queued> {
-  const queue = ctx.queue!;
+  const queue = present(ctx.queue, 'only a service with a queue enqueues');
   const first = queue.depth === 0;
   const queued = await queue.enqueue(command, taskId, ctx.now().toISOString());
   const fields = { tenant: command.actor.tenant, taskId, checkpointId: queued.checkpointId, operationId: command.operationId, kind: command.kind };

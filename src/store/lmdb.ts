@@ -262,7 +262,8 @@ export class LmdbStore implements Store, PendingReader {
 
   async ping(): Promise<void> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
-    this.data.get(SEQUENCE_KEY);
+    // One real read of the meta database, where the commit sequence lives: the environment answers.
+    this.meta.get(SEQUENCE_KEY);
   }
 
   async close(): Promise<void> {

@@ -88,7 +88,7 @@ describe('operation records past the retention window', () => {
     for (let from = 0; from < 1_200; from += 400) {
       await store.transact(async (tx) => {
         const repo = new Repository(tx, 'default');
-        for (let i = from; i < from + 400; i++) await repo.operations.once(`op:${i}`, '', async () => i);
+        for (let i = from; i < from + 400; i++) await repo.operations.once(`op:${i}`, false, '', async () => i);
       });
     }
     expect(await sweepOperations(standaloneContext(store), Date.now() + 1, 1)).toBe(500);

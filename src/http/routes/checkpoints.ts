@@ -18,7 +18,8 @@ import { readCheckpoint } from '../../service/queued-reads.js';
 import { submit } from '../../service/submit.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
 import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, sendQueued, writeCommand } from '../request-context.js';
-import { finalizeBody, idParams, linkBody, pageQuery, searchQuery, versionQuery } from '../schemas.js';
+import { idParams, pageQuery, searchQuery, versionQuery } from '../schemas.js';
+import { finalizeBody, linkBody } from '../../domain/requests.js';
 
 const tags = ['checkpoints'];
 

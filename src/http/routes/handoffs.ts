@@ -13,7 +13,8 @@ import { execute } from '../../service/execute.js';
 import { readHandoff } from '../../service/handoff.js';
 import { submit } from '../../service/submit.js';
 import { actorOf, markReplay, scoped, sendQueued, sendWithDocs, traceparentOf, writeCommand } from '../request-context.js';
-import { handoffBody, idParams, successorBody } from '../schemas.js';
+import { idParams } from '../schemas.js';
+import { handoffBody, successorBody } from '../../domain/requests.js';
 import { leaseView } from './leases.js';
 
 const tags = ['handoffs'];

@@ -12,7 +12,8 @@ import type { Lease } from '../../domain/leases.js';
 import type { ServiceContext } from '../../service/context.js';
 import { execute } from '../../service/execute.js';
 import { markReplay, scoped, writeCommand } from '../request-context.js';
-import { leaseBody, leaseParams, renewBody, taskParams } from '../schemas.js';
+import { leaseParams, taskParams } from '../schemas.js';
+import { leaseBody, renewBody } from '../../domain/requests.js';
 
 const tags = ['leases'];
 

@@ -12,7 +12,8 @@ import { execute } from '../../service/execute.js';
 import { readRecovery, recoveryPoint } from '../../service/recovery.js';
 import { taskInfo } from '../../service/tasks.js';
 import { actorOf, markReplay, scoped, sendWithDocs, writeCommand } from '../request-context.js';
-import { idParams, recoveryBody, successorBody, taskParams, unblockBody } from '../schemas.js';
+import { idParams, taskParams } from '../schemas.js';
+import { recoveryBody, successorBody, unblockBody } from '../../domain/requests.js';
 import { leaseView } from './leases.js';
 
 const tags = ['recovery'];

@@ -14,7 +14,8 @@ import { latestCheckpoint, taskHistory } from '../../service/checkpoint-reads.js
 import { execute } from '../../service/execute.js';
 import { taskInfo } from '../../service/tasks.js';
 import { accepts, actorOf, scoped, sendDoc, sendDocs, writeCommand } from '../request-context.js';
-import { pageQuery, taskParams, taskStateBody } from '../schemas.js';
+import { pageQuery, taskParams } from '../schemas.js';
+import { taskStateBody } from '../../domain/requests.js';
 
 const NDJSON = 'application/x-ndjson';
 

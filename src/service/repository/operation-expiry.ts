@@ -42,6 +42,7 @@ export async function expireOperations(tx: Transaction, before: number, limit: n
     for (const row of rows) {
       const [, , tenant, operationId] = expiry.unpack(row.key) as [number, number, string, string];
       const ks = keyspaceOf(tenant);
+      // A client's key is recorded as `key:<key>` (service/commands.ts), so the id tells the space it lives in.
       tx.clear((operationId.startsWith('key:') ? ks.idempotency : ks.operations).pack(operationId));
       tx.clear(row.key);
     }

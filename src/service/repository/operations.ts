@@ -2,8 +2,9 @@
  * Operation records: each logical write's id and result, written in the same
  * transaction as its effect, so a repeat (a client retry, a store re-running
  * a body whose commit outcome was unknown, a queued write replayed) reads the
- * first result instead of applying twice. Client Idempotency-Keys (`key:`
- * ids) and ids the service mints (`op:` ids) live in separate spaces. Each
+ * first result instead of applying twice. Client Idempotency-Keys (ids
+ * `key:<key>`, `service/commands.ts`) and ids the service chooses live in
+ * separate spaces, so no client key can collide with them. Each
  * record carries the time it was made and is noted by age
  * (`operation-expiry.ts`), so that records past the retention window are
  * deleted: a repeat after that is a new operation.
@@ -24,9 +25,9 @@ export class OperationRows {
     private readonly tenant: string,
   ) {}
 
-  /** Runs `body` unless `operationId` is recorded; a recorded id with another fingerprint throws. */
-  async once<T>(operationId: string, fingerprint: string, body: () => Promise<T>): Promise<OnceResult<T>> {
-    const space = operationId.startsWith('key:') ? this.ks.idempotency : this.ks.operations;
+  /** Runs `body` unless `operationId` is recorded; a recorded id with another fingerprint throws. `client`: a client's Idempotency-Key. */
+  async once<T>(operationId: string, client: boolean, fingerprint: string, body: () => Promise<T>): Promise<OnceResult<T>> {
+    const space = client ? this.ks.idempotency : this.ks.operations;
     // Read from the clock inside the body: it only dates the record for expiry, so a rerun may date it anew.
     const recordedAt = Date.now();
     const outcome = await applyOnce(this.tx, space, operationId, body, fingerprint, recordedAt);

@@ -2,8 +2,9 @@
  * The checkpoint repository: the one place that knows the key layout
  * (`docs/keyspace.md`). Services speak tasks, checkpoints, links, index
  * entries, audit entries and events to it, inside a transaction they run on
- * the store; they never see a key. Formats, the write queue and the LangGraph
- * adapter all reach the data through it.
+ * the store; they never see a key. Only service modules use it: routes, the
+ * queue, the formats and the LangGraph adapter reach the data through the
+ * service (the adapter through HTTP, like any agent).
  *
  * @module
  */

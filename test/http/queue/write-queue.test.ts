@@ -107,6 +107,10 @@ describe('write queue', () => {
     expect(letters.items[0]).toMatchObject({ kind: 'checkpoint.update', checkpointId: cp.id, error: { code: 'version_conflict', status: 412 } });
     const events = ((await send(t, 'GET', '/v1/events?types=WRITE_DEAD_LETTERED')).json() as { items: Json[] }).items;
     expect(events).toHaveLength(1);
+    // Audited on the task's chain like every other change, and the chain still verifies.
+    const audit = (await send(t, 'GET', '/v1/tasks/q-dead/audit')).json() as { items: Json[] };
+    expect(audit.items.filter((e) => e.action === 'write.dead_lettered')).toEqual([expect.objectContaining({ checkpointId: cp.id, details: expect.objectContaining({ kind: 'checkpoint.update', code: 'version_conflict' }) })]);
+    expect((await send(t, 'GET', '/v1/tasks/q-dead/audit/verify')).json()).toMatchObject({ ok: true });
     expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^queue_dead_letters_total 1$/m);
     expectProblem(await send(t, 'GET', '/v1/admin/dead-letters'), 403, 'forbidden');
   });

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { checkpointInput } from '../../../../src/domain/checkpoint.js';
-import { finalizeBody, linkBody } from '../../../../src/http/schemas.js';
+import { finalizeBody, linkBody } from '../../../../src/domain/requests.js';
 import { auth, checkpointBody } from '../../../support/app.js';
 import { fuzz, garbageIdempotencyKey, garbageIfMatch, ids, JSON_TYPE, MERGE_PATCH, type Req, unchanged, useFixtures, validIdempotencyKey } from './harness.js';
 
