@@ -26,6 +26,10 @@
  *                 fsynced local queue; then the store comes back and the replay is timed
  *   history(100)  GET /v1/tasks/:taskId/checkpoints?limit=100 on 5 tasks with
  *                 120 checkpoints each, at BENCH_CONNECTIONS and at 1 connection
+ *   contention    BENCH_CONTENTION_WRITERS connections (default 32) all creating
+ *                 checkpoints of ONE task: every write reads and writes the task
+ *                 head, so on FoundationDB they conflict and are retried; any
+ *                 503 (task_contended) is counted
  * Open loop (no autocannon): evenly paced BENCH_OPEN_CREATES creates/s and
  * BENCH_OPEN_READS reads/s for BENCH_SECONDS, each request timed from its
  * intended send time, against Baton, against the bare routes, and against the
@@ -44,6 +48,9 @@
  *                          the service's own default, 100000/min, is 1,667 requests/s
  *                          for the one token the benchmark uses)
  *   BENCH_CPU_PROF_DIR     run Baton with --cpu-prof, writing the profile there
+ *   BATON_STORE, FDB_CLUSTER_FILE  the store Baton runs on (default LMDB in a temp
+ *                          dir); on FoundationDB each run keys everything under a
+ *                          fresh BATON_FDB_PREFIX. The floor route stays on LMDB.
  *
  * Prints aligned tables and, last, one line `RESULT {json}` with every figure.
  * Nothing here asserts on time. Children are stopped and temp dirs removed at
@@ -59,6 +66,7 @@ import { call } from './lib/http-client.js';
 import {
   ADMIN_TOKEN,
   CONNECTIONS,
+  CONTENTION_WRITERS,
   CPU_PROF_DIR,
   HANDOFF_WORKERS,
   HISTORY_LIMIT,
@@ -113,6 +121,9 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     PORT: '0',
     HOST: '127.0.0.1',
+    BATON_STORE: process.env.BATON_STORE || 'lmdb',
+    // Runs on one cluster never see each other's keys.
+    ...(process.env.BATON_STORE === 'fdb' ? { BATON_FDB_PREFIX: `bench-${Date.now()}-${process.pid}` } : {}),
   };
   // The same body limit as Baton's (fastifyOptions derives it from the checkpoint size limit).
   const bodyLimit = fastifyOptions(loadConfig({ ...process.env, ...batonEnv })).bodyLimit;
@@ -120,7 +131,7 @@ async function main(): Promise<void> {
   console.log(
     `http bench: ${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, ` +
       `${OPEN_TASKS} open tasks, create body ${sampleBytes} B, body limit ${bodyLimit} B, ` +
-      `rate limit ${RATE_LIMIT}/min, node ${process.version}, ${cpus().length} CPUs`,
+      `rate limit ${RATE_LIMIT}/min, store ${batonEnv.BATON_STORE}, node ${process.version}, ${cpus().length} CPUs`,
   );
 
   // The disk's floor, before any load: a create cannot answer before its commit's fsync.
@@ -192,6 +203,9 @@ async function main(): Promise<void> {
   const history1 = await closedLoop(baton, historyRequests, 1);
   rows.push([`history(${HISTORY_LIMIT})`, 'baton', history1]);
   sampleMemory();
+  step(`contention (${CONTENTION_WRITERS} writers creating checkpoints of one task)`);
+  const contention = await closedLoop(baton, () => postRequests('/v1/checkpoints', () => 'bench-contended-task'), CONTENTION_WRITERS);
+  rows.push([`contention x${CONTENTION_WRITERS}`, 'baton', contention]);
 
   // --- Open loop.
   step(`open loop against bare (${OPEN_CREATES} POST/s + ${OPEN_READS} GET/s)`);
@@ -242,6 +256,10 @@ async function main(): Promise<void> {
   console.log(
     `patch: ${patch.extra.ok200} x 200, ${patch.extra.conflict412} x 412, ${patch.extra.other} other, ` +
       `${patch.extra.resyncs} re-reads, ${patch.extra.poolEmpty} pool-empty (a 412 here means a lost or wrong version)`,
+  );
+  console.log(
+    `contention: ${CONTENTION_WRITERS} writers of one task, ${fixed(contention.okPerSec, 0)} creates/s, p50/p99 ${fixed(contention.p50Ms, 2)}/${fixed(contention.p99Ms, 2)} ms, ` +
+      `statuses ${JSON.stringify(contention.statusCodes)} (a 503 is task_contended: conflicts outlasted BATON_TRANSACTION_DEADLINE_MS)`,
   );
   console.log('');
   console.log(openTable([['bare', openBare], ['floor', openFloor], ['baton', openBaton]]));
@@ -326,7 +344,8 @@ async function main(): Promise<void> {
     tmpdir: tmpdir(),
     setup: { checkpoints: prepared, seconds: round(prepSeconds, 2) },
     fsync,
-    closed: { create, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1 },
+    store: batonEnv.BATON_STORE,
+    closed: { create, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
     handoffs,
     queue,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },

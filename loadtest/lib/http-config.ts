@@ -16,6 +16,8 @@ export const OPEN_READS = envNumber('BENCH_OPEN_READS', 2000, false);
 export const RATE_LIMIT = envNumber('BENCH_RATE_LIMIT_PER_MINUTE', 1_000_000_000, true);
 /** Agents handing off at once in the handoff scenario, each on its own task. */
 export const HANDOFF_WORKERS = envNumber('BENCH_HANDOFF_WORKERS', 20, true);
+/** Writers creating checkpoints of one task at once in the contention scenario. */
+export const CONTENTION_WRITERS = envNumber('BENCH_CONTENTION_WRITERS', 32, true);
 export const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR || undefined;
 
 export const OPEN_TASKS = 1000;

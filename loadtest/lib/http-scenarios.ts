@@ -83,7 +83,8 @@ export async function closedLoop(
   };
 }
 
-export function postRequests(path = '/v1/checkpoints'): Requests {
+/** Creates; `task` picks each one's task (by default round-robin over the open tasks). */
+export function postRequests(path = '/v1/checkpoints', task: (i: number) => string = taskId): Requests {
   let n = 0;
   return [
     {
@@ -91,8 +92,8 @@ export function postRequests(path = '/v1/checkpoints'): Requests {
       path,
       setupRequest: (request) => {
         const i = n++;
-        // Round-robin over the 1,000 open tasks; the body counter keeps content unique across runs.
-        request.body = uniqueCheckpointBody(taskId(i));
+        // The body counter keeps content unique across runs.
+        request.body = uniqueCheckpointBody(task(i));
         return request;
       },
     },
