@@ -8,8 +8,10 @@
  * the file there, so a partial record is never replayed and every record that
  * was acknowledged is kept. Which records are done is kept in a second small
  * file (`applied`), the count of records applied from the start, written
- * atomically (temp file, fsync, rename); when every record is done the log is
- * emptied.
+ * atomically (temp file, fsync, rename); when every record is done and no
+ * append is in flight the log is emptied. The journal keeps both counts
+ * itself, so the count it writes always numbers records of the log as it is
+ * on disk, whatever appends were in flight when records were marked applied.
  *
  * @module
  */
@@ -58,6 +60,10 @@ export function decodeRecords(bytes: Buffer): { records: unknown[]; validBytes: 
 export class Journal {
   private handle: FileHandle | undefined;
   private size: number;
+  /** Whole records in the log, the applied ones included. */
+  private records: number;
+  /** Records applied, counted from the start of the log. */
+  private applied: number;
   /** Appends waiting for the next fsync, with their callers. */
   private batch: { bytes: Buffer; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
@@ -66,8 +72,12 @@ export class Journal {
     private readonly logPath: string,
     private readonly appliedPath: string,
     size: number,
+    records: number,
+    applied: number,
   ) {
     this.size = size;
+    this.records = records;
+    this.applied = applied;
   }
 
   /**
@@ -83,7 +93,7 @@ export class Journal {
     const cut = bytes.length - validBytes;
     if (cut > 0) truncateDurably(logPath, validBytes);
     const applied = Math.min(readApplied(appliedPath), records.length);
-    const journal = new Journal(logPath, appliedPath, validBytes);
+    const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied);
     journal.handle = await open(logPath, 'a');
     return { journal, pending: records.slice(applied), cut };
   }
@@ -120,6 +130,7 @@ export class Journal {
         await this.handle.write(bytes);
         await this.handle.datasync();
         this.size += bytes.length;
+        this.records += batch.length;
         for (const entry of batch) entry.resolve();
       } catch (error) {
         for (const entry of batch) entry.reject(error);
@@ -128,18 +139,25 @@ export class Journal {
     this.flushing = undefined;
   }
 
-  /** Records that the first `count` records are applied; empties the log once `count` covers it all. */
-  markApplied(count: number, total: number): void {
-    if (count >= total && this.batch.length === 0 && this.flushing === undefined) {
+  /**
+   * Records that the next `count` records (after those already applied) are
+   * applied; empties the log once every record in it is, unless an append is
+   * in flight: its record lands after the applied ones and must survive.
+   */
+  markApplied(count: number): void {
+    this.applied = Math.min(this.records, this.applied + count);
+    if (this.applied === this.records && this.batch.length === 0 && this.flushing === undefined) {
       // Everything is applied. The count goes to 0 before the log is emptied: a crash between the two
       // replays records already applied, which their operation ids turn into no-ops; the other order
       // could skip records appended after the crash.
       writeAtomically(this.appliedPath, '0');
       truncateDurably(this.logPath, 0);
       this.size = 0;
+      this.records = 0;
+      this.applied = 0;
       return;
     }
-    writeAtomically(this.appliedPath, String(count));
+    writeAtomically(this.appliedPath, String(this.applied));
   }
 
   async close(): Promise<void> {

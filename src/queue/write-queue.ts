@@ -44,8 +44,6 @@ function scoped(tenant: string, id: string): string {
 
 export class WriteQueue implements QueuePort {
   private readonly pending: QueuedRecord[];
-  /** Records applied since the journal was last emptied (the journal counts from its start). */
-  private applied = 0;
   private readonly tasks = new Map<string, number>();
   private readonly checkpoints = new Map<string, number>();
   /** Checkpoints known only to the queue: a queued create, with the task it belongs to. */
@@ -98,9 +96,8 @@ export class WriteQueue implements QueuePort {
     const records = this.pending.splice(0, count);
     if (records.length === 0) return;
     for (const record of records) this.count(record, -1);
-    this.applied += records.length;
-    this.journal.markApplied(this.applied, this.applied + this.pending.length);
-    if (this.pending.length === 0) this.applied = 0;
+    // The journal counts applied records itself: only it knows whether an append in flight kept the log from emptying.
+    this.journal.markApplied(records.length);
   }
 
   /** The key a replay orders a write by: its task when known, else its checkpoint. */

@@ -27,17 +27,38 @@ describe('journal', () => {
     const d = dir();
     const { journal } = await Journal.open(d);
     await Promise.all(Array.from({ length: 50 }, (_, i) => journal.append(record(i))));
-    journal.markApplied(20, 50);
+    journal.markApplied(20);
     await journal.close();
     const reopened = await Journal.open(d);
     expect(reopened.cut).toBe(0);
     expect(reopened.pending).toEqual(Array.from({ length: 30 }, (_, i) => record(i + 20)));
-    reopened.journal.markApplied(50, 50);
+    reopened.journal.markApplied(30);
     await reopened.journal.close();
     const empty = await Journal.open(d);
     expect(empty.pending).toEqual([]);
     expect(readFileSync(join(d, 'queue.log')).length).toBe(0);
     await empty.journal.close();
+  });
+
+  it('counts records marked applied while an append is in flight, and empties the log only once none is', async () => {
+    const d = dir();
+    const { journal } = await Journal.open(d);
+    for (let i = 0; i < 5; i++) await journal.append(record(i));
+    const sixth = journal.append(record(5));
+    // All five written records are applied, but the sixth is on its way into the log: it must stay.
+    journal.markApplied(5);
+    await sixth;
+    const seventh = journal.append(record(6));
+    journal.markApplied(1);
+    await seventh;
+    expect(readFileSync(join(d, 'applied'), 'utf8')).toBe('6');
+    await journal.close();
+    const reopened = await Journal.open(d);
+    expect(reopened.pending).toEqual([record(6)]);
+    reopened.journal.markApplied(1);
+    expect(readFileSync(join(d, 'queue.log')).length).toBe(0);
+    expect(readFileSync(join(d, 'applied'), 'utf8')).toBe('0');
+    await reopened.journal.close();
   });
 
   it('cut at any offset: reopening answers exactly the whole records before the cut, never a partial one', async () => {
