@@ -5,15 +5,16 @@
  * as a live write, with its operation id recorded in the same transaction as its
  * effect, so that a replay after a crash (or after FoundationDB's "commit
  * unknown result") applies once. A write the store refuses goes to the
- * dead-letter list; an outage stops the replay until the next try. Stopping
- * finishes the write in progress first.
+ * dead-letter list; a failure a later try can fix (an outage, a conflict,
+ * a commit of unknown outcome) keeps the write queued and stops the replay
+ * until the next pass. Stopping finishes the write in progress first.
  *
  * @module
  */
 import type { ServiceContext } from '../service/context.js';
 import { recordDeadLetter } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
-import { isOutage } from '../service/submit.js';
+import { StoreError } from '../store/store.js';
 import type { QueuedRecord, WriteQueue } from './write-queue.js';
 
 /** Writes replayed together; the journal records them as applied together. */
@@ -23,6 +24,18 @@ export interface Replayer {
   stop(): Promise<void>;
   /** Runs a pass now (tests, and right after a fault is cleared). */
   kick(): Promise<void>;
+}
+
+/**
+ * Whether a later try can succeed where this one failed: the store was
+ * unreachable, timed out, conflicted, lost a commit's outcome (it may have
+ * landed: its operation record tells the next try), or is not configured.
+ * Such a write stays queued. Only what no retry changes is dead-lettered:
+ * a refusal by the rules, a value or transaction over the store's limits,
+ * or a failure the backend itself calls final (`internal`).
+ */
+export function isTransient(error: unknown): boolean {
+  return error instanceof StoreError && (error.retriable || error.code === 'timeout' || error.code === 'not_configured');
 }
 
 export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs: number): Replayer {
@@ -51,16 +64,16 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
         const key = queue.orderKey(record);
         byKey.set(key, [...(byKey.get(key) ?? []), record]);
       }
-      let outage = false;
+      let failed: StoreError | undefined;
       await Promise.all(
         [...byKey.values()].map(async (records) => {
           for (const record of records) {
-            if (outage) return;
+            if (failed) return;
             try {
               await execute(ctx, { ...record.command, fromQueue: true });
             } catch (error) {
-              if (isOutage(error)) {
-                outage = true;
+              if (isTransient(error)) {
+                failed ??= error as StoreError;
                 return;
               }
               await recordDeadLetter(ctx, record, error);
@@ -68,8 +81,11 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
           }
         }),
       );
-      // After an outage the whole batch is tried again: what did apply is recognised by its operation id.
-      if (outage) break;
+      // After a transient failure the whole batch is tried again: what did apply is recognised by its operation id.
+      if (failed) {
+        ctx.log.warn({ code: failed.code, depth: queue.depth }, 'write queue replay paused by a transient store failure; retrying at the next pass');
+        break;
+      }
       queue.done(batch.length);
       report();
     }

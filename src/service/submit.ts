@@ -13,7 +13,7 @@ import { snapshot, type ServiceContext } from './context.js';
 import { execute, type ResultOf } from './execute.js';
 
 /** The store did not answer: the failure the queue exists for. */
-export function isOutage(error: unknown): boolean {
+function isOutage(error: unknown): boolean {
   return error instanceof StoreError && (error.code === 'unavailable' || error.code === 'timeout');
 }
 

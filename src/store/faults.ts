@@ -1,18 +1,29 @@
 /**
  * A fault-injecting wrapper around a real store, for rehearsing an outage:
  * `unavailable` makes every transaction and ping fail as an unreachable
- * store does; `slow` delays each one by `latencyMs` before it runs. Only
- * started with `--enable-fault-injection`; never on by default.
+ * store does; `slow` delays each one by `latencyMs` before it runs; `error`
+ * makes transactions fail with a chosen {@link StoreError} code while pings
+ * still answer (a store that is up but failing: a conflict storm, commits
+ * whose outcome is lost), for `times` transactions or until changed, and
+ * with `afterCommit` the transaction commits first and its answer is lost,
+ * as FoundationDB's "commit unknown result" can be. Only started with
+ * `--enable-fault-injection`; never on by default.
  *
  * @module
  */
-import { StoreError, type Store, type TransactionBody, type TransactOptions } from './store.js';
+import { StoreError, type Store, type StoreErrorCode, type TransactionBody, type TransactOptions } from './store.js';
 
-export type FaultMode = 'ok' | 'unavailable' | 'slow';
+export type FaultMode = 'ok' | 'unavailable' | 'slow' | 'error';
 
 export interface FaultState {
   store: FaultMode;
   latencyMs: number;
+  /** With `error`: the code transactions fail with (default `internal`). */
+  code?: StoreErrorCode;
+  /** With `error`: how many transactions fail before the store is `ok` again; absent, until the faults change. */
+  times?: number;
+  /** With `error`: each failing transaction commits first, then reports the failure. */
+  afterCommit?: boolean;
 }
 
 export class FaultInjectingStore implements Store {
@@ -41,9 +52,25 @@ export class FaultInjectingStore implements Store {
     if (this.state.store === 'slow' && this.state.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.state.latencyMs));
   }
 
+  /** The failure this transaction meets, counted against `times`; undefined when it runs as usual. */
+  private injected(): { error: StoreError; afterCommit: boolean } | undefined {
+    const state = this.state;
+    if (state.store !== 'error') return undefined;
+    if (state.times !== undefined) {
+      if (state.times <= 0) return undefined;
+      state.times -= 1;
+      if (state.times === 0) this.state = { store: 'ok', latencyMs: 0 };
+    }
+    return { error: new StoreError(state.code ?? 'internal', 'The transaction failed (fault injection).'), afterCommit: state.afterCommit === true };
+  }
+
   async transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
     await this.gate();
-    return this.inner.transact(body, options);
+    const fault = this.injected();
+    if (fault === undefined) return this.inner.transact(body, options);
+    // A lost answer: the commit happened, its caller is told it may not have.
+    if (fault.afterCommit) await this.inner.transact(body, options);
+    throw fault.error;
   }
 
   async ping(): Promise<void> {

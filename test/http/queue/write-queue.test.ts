@@ -111,6 +111,23 @@ describe('write queue', () => {
     expectProblem(await send(t, 'GET', '/v1/admin/dead-letters'), 403, 'forbidden');
   });
 
+  it('keeps a queued write through a conflict storm during its replay, and applies it once the store settles', async () => {
+    const t = app();
+    await faults(t, 'unavailable');
+    const queued = (await send(t, 'POST', '/v1/checkpoints', checkpointBody('q-storm'))).json() as { checkpointId: string };
+    // The store answers again, but every transaction conflicts: the replayer tries pass after pass.
+    const storm = await t.app.inject({ method: 'POST', url: '/v1/admin/faults', headers: admin, payload: { store: 'error', code: 'conflict' } });
+    expect(storm.json()).toMatchObject({ store: 'error', code: 'conflict' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(((await t.app.inject({ method: 'GET', url: '/readyz' })).json() as { queue: { depth: number } }).queue.depth).toBe(1);
+    await faults(t, 'ok');
+    await drained(t);
+    const history = (await send(t, 'GET', '/v1/tasks/q-storm/checkpoints')).json() as { items: { id: string }[] };
+    expect(history.items.map((c) => c.id)).toEqual([queued.checkpointId]);
+    expect(((await t.app.inject({ method: 'GET', url: '/v1/admin/dead-letters', headers: admin })).json() as { items: unknown[] }).items).toEqual([]);
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^store_retries_total\{code="conflict"\} [1-9]\d*$/m);
+  });
+
   it('refuses what the queue cannot take: ack while the store is down, and fault changes by a writer', async () => {
     const t = app();
     expectProblem(await t.app.inject({ method: 'POST', url: '/v1/admin/faults', headers: auth(), payload: { store: 'unavailable' } }), 403, 'forbidden');
