@@ -7,7 +7,7 @@
  * @module
  */
 import type { Actor, SetTaskState } from '../domain/commands.js';
-import { isLive } from '../domain/leases.js';
+import { currentEpoch, isLive } from '../domain/leases.js';
 import { isFinished, isPaused, isSuccess, type TaskState } from '../domain/task-state.js';
 import type { TaskInfo } from '../domain/views.js';
 import { AppError } from '../errors.js';
@@ -38,7 +38,7 @@ export async function taskInfo(ctx: ServiceContext, actor: Actor, taskId: string
       paused: isPaused(state),
       success: isSuccess(state),
       lease: lease ? { leaseId: lease.id, agentId: lease.agentId, epoch: lease.epoch, expiresAt: lease.expiresAt } : null,
-      epoch: head.epoch ?? 0,
+      epoch: currentEpoch({ epoch: head.epoch ?? 0, ...(head.lease ? { lease: head.lease } : {}) }, now),
       latestCheckpointId: head.latestId ?? null,
       recoveryPointId: point.checkpoint?.checkpoint.id ?? null,
       openHandoff: handoff ?? null,
