@@ -6,7 +6,9 @@
  * fsync. A crash can leave a torn record at the end: opening the journal
  * reads records until the first that is short or fails its checksum, and cuts
  * the file there, so a partial record is never replayed and every record that
- * was acknowledged is kept. Which records are done is kept in a second small
+ * was acknowledged is kept. An append whose write or fsync fails is refused
+ * and its bytes are cut at once (or, while they cannot be, further appends are
+ * refused too), so a failed append never costs a later acknowledged one. Which records are done is kept in a second small
  * file (`applied`), the count of records applied from the start, written
  * atomically (temp file, fsync, rename); when every record is done and no
  * append is in flight the log is emptied. The journal keeps both counts
@@ -17,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const HEADER_BYTES = 12;
@@ -57,8 +59,21 @@ export function decodeRecords(bytes: Buffer): { records: unknown[]; validBytes: 
   return { records, validBytes: at };
 }
 
+/** What the journal needs of its open log file: a `FileHandle` opened for appending is one. */
+export interface LogFile {
+  write(buffer: Buffer): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface JournalOptions {
+  /** Opens the log for appending; tests pass one that fails the way a full or failing disk does. */
+  openLog?: (path: string) => Promise<LogFile>;
+}
+
 export class Journal {
-  private handle: FileHandle | undefined;
+  private handle: LogFile | undefined;
   private size: number;
   /** Whole records in the log, the applied ones included. */
   private records: number;
@@ -67,6 +82,8 @@ export class Journal {
   /** Appends waiting for the next fsync, with their callers. */
   private batch: { bytes: Buffer; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
+  /** Bytes after `size` may be in the file: a batch failed and its bytes are not cut yet. */
+  private torn = false;
 
   private constructor(
     private readonly logPath: string,
@@ -84,7 +101,7 @@ export class Journal {
    * Opens (or creates) the journal in `dir` and answers the records still to
    * apply, in order. A torn tail is cut before anything else happens.
    */
-  static async open(dir: string): Promise<{ journal: Journal; pending: unknown[]; cut: number }> {
+  static async open(dir: string, options: JournalOptions = {}): Promise<{ journal: Journal; pending: unknown[]; cut: number }> {
     mkdirSync(dir, { recursive: true });
     const logPath = join(dir, 'queue.log');
     const appliedPath = join(dir, 'applied');
@@ -94,7 +111,7 @@ export class Journal {
     if (cut > 0) truncateDurably(logPath, validBytes);
     const applied = Math.min(readApplied(appliedPath), records.length);
     const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied);
-    journal.handle = await open(logPath, 'a');
+    journal.handle = await (options.openLog ?? ((path: string) => open(path, 'a')))(logPath);
     return { journal, pending: records.slice(applied), cut };
   }
 
@@ -117,7 +134,14 @@ export class Journal {
     });
   }
 
-  /** Writes every waiting append with one write and one fsync; appends made meanwhile go in the next round. */
+  /**
+   * Writes every waiting append with one write and one fsync; appends made
+   * meanwhile go in the next round. A batch whose write or fsync fails is
+   * refused, and the log is cut back to its last whole record before
+   * anything else is appended: bytes of a refused batch left in the file
+   * would be cut on the next open together with every record after them,
+   * acknowledged ones included (or, whole but refused, replayed).
+   */
   private async flush(): Promise<void> {
     // Let appends made in the same turn join this batch.
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -127,16 +151,28 @@ export class Journal {
       const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
       try {
         if (this.handle === undefined) throw new Error('The write queue is closed.');
-        await this.handle.write(bytes);
+        await this.repair(this.handle);
+        this.torn = true;
+        await writeAll(this.handle, bytes);
         await this.handle.datasync();
+        this.torn = false;
         this.size += bytes.length;
         this.records += batch.length;
         for (const entry of batch) entry.resolve();
       } catch (error) {
+        if (this.handle !== undefined) await this.repair(this.handle).catch(() => undefined);
         for (const entry of batch) entry.reject(error);
       }
     }
     this.flushing = undefined;
+  }
+
+  /** Cuts what a failed batch may have left after the last whole record; throws (refusing the next batch) while it cannot. */
+  private async repair(handle: LogFile): Promise<void> {
+    if (!this.torn) return;
+    await handle.truncate(this.size);
+    await handle.datasync();
+    this.torn = false;
   }
 
   /**
@@ -155,6 +191,7 @@ export class Journal {
       this.size = 0;
       this.records = 0;
       this.applied = 0;
+      this.torn = false;
       return;
     }
     writeAtomically(this.appliedPath, String(this.applied));
@@ -164,6 +201,15 @@ export class Journal {
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
+  }
+}
+
+/** Writes all of `bytes`: a write may take fewer bytes than it was given, and the rest must follow. */
+async function writeAll(handle: LogFile, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    const { bytesWritten } = await handle.write(bytes.subarray(at));
+    if (bytesWritten <= 0) throw new Error('The write queue could not write to its log.');
+    at += bytesWritten;
   }
 }
 

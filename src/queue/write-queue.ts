@@ -21,7 +21,7 @@ import { handoffFinal } from '../domain/handoff.js';
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
-import { encodeRecord, Journal } from './journal.js';
+import { encodeRecord, Journal, type JournalOptions } from './journal.js';
 
 /** One accepted write as the journal keeps it. */
 export interface QueuedRecord {
@@ -35,6 +35,7 @@ export interface WriteQueueOptions {
   dir: string;
   /** The most bytes the journal may hold; a write past it is 503 queue_full. */
   maxBytes: number;
+  journal?: JournalOptions;
 }
 
 /** Ids are scoped by tenant: one tenant's queued writes are invisible to another. */
@@ -59,7 +60,7 @@ export class WriteQueue implements QueuePort {
   }
 
   static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
-    const { journal, pending, cut } = await Journal.open(options.dir);
+    const { journal, pending, cut } = await Journal.open(options.dir, options.journal);
     return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
   }
 
@@ -118,7 +119,12 @@ export class WriteQueue implements QueuePort {
     const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
     const bytes = encodeRecord(record);
     if (this.journal.bytes + bytes.length > this.maxBytes) throw new AppError('queue_full');
-    await this.journal.appendEncoded(bytes);
+    try {
+      await this.journal.appendEncoded(bytes);
+    } catch (error) {
+      // Not on disk, so not accepted: the client tries again later, as with the store itself down.
+      throw new AppError('store_unavailable', { detail: 'The store is unavailable and the write queue could not write to its disk; the write was not accepted.', cause: error });
+    }
     this.pending.push(record);
     this.count(record, +1);
     return answer;

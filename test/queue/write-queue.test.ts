@@ -6,12 +6,14 @@
  * one acknowledged and not applied (which would lose it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
 import type { CreateCheckpoint } from '../../src/domain/commands.js';
+import type { JournalOptions } from '../../src/queue/journal.js';
 import { WriteQueue } from '../../src/queue/write-queue.js';
 import { checkpointBody } from '../support/app.js';
 
@@ -41,8 +43,8 @@ function create(n: number): CreateCheckpoint {
   };
 }
 
-async function open(d: string): Promise<WriteQueue> {
-  return (await WriteQueue.open({ dir: d, maxBytes: 64 * 1024 * 1024 })).queue;
+async function open(d: string, journal: JournalOptions = {}): Promise<WriteQueue> {
+  return (await WriteQueue.open({ dir: d, maxBytes: 64 * 1024 * 1024, journal })).queue;
 }
 
 const waiting = (queue: WriteQueue): string[] => queue.head(Number.MAX_SAFE_INTEGER).map((record) => record.command.operationId);
@@ -105,5 +107,40 @@ describe('write queue bookkeeping', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('answers a write its disk refused 503 store_unavailable, keeps it out of the queue, and takes the next', async () => {
+    const d = dir();
+    let full = false;
+    const queue = await open(d, {
+      openLog: async (path) => {
+        const real = await openFile(path, 'a');
+        return {
+          write: async (bytes: Buffer) => {
+            if (!full) return real.write(bytes);
+            full = false;
+            throw Object.assign(new Error('ENOSPC: simulated'), { code: 'ENOSPC' });
+          },
+          datasync: () => real.datasync(),
+          truncate: (length: number) => real.truncate(length),
+          close: () => real.close(),
+        };
+      },
+    });
+    try {
+      await queue.enqueue(create(1), 'wq-task', AT);
+      full = true;
+      await expect(queue.enqueue(create(2), 'wq-task', AT)).rejects.toMatchObject({ code: 'store_unavailable', status: 503 });
+      await queue.enqueue(create(3), 'wq-task', AT);
+      expect(waiting(queue)).toEqual(['op:1', 'op:3']);
+    } finally {
+      await queue.close();
+    }
+    const reopened = await open(d);
+    try {
+      expect(waiting(reopened)).toEqual(['op:1', 'op:3']);
+    } finally {
+      await reopened.close();
+    }
   });
 });
