@@ -103,10 +103,10 @@ describe('journal', () => {
         // A crash mid-append leaves a prefix of the next record, or bytes that never were one.
         const next = encodeRecord(record(99));
         appendFileSync(join(d, 'queue.log'), prefix ? next.subarray(0, Math.min(garbage.length, next.length - 1)) : Buffer.from(garbage));
+        // Neither a strict prefix of a record nor at most 64 random bytes is a whole record (its checksum
+        // would have to match by chance, 1 in 2^64): exactly the acknowledged records come back.
         const reopened = await Journal.open(d);
-        expect(reopened.pending.slice(0, count)).toEqual(acked);
-        expect(reopened.pending.length).toBeLessThanOrEqual(count + 1);
-        if (reopened.pending.length > count) expect(reopened.pending[count]).toEqual(record(99));
+        expect(reopened.pending).toEqual(acked);
         await reopened.journal.close();
       }),
       { numRuns: 100 },
