@@ -5,9 +5,9 @@
  * @module
  */
 import type { ClosedFigures } from './http-scenarios.js';
-import { OVER_LIMIT_MS, type OpenFigures, type OpenRun } from './open-loop.js';
+import type { OpenFigures, OpenRun } from './open-loop.js';
 import type { Cpu } from './proc.js';
-import type { Latency } from './stats.js';
+import { OVER_LIMIT_MS, type Latency } from './stats.js';
 import { alignedTable, fixed } from './tables.js';
 
 export const pct = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(1)} %` : '-');
@@ -27,9 +27,13 @@ const latencyCells = (l: Latency): string[] => [fixed(l.p50Ms, 2), fixed(l.p99Ms
 /** The srv cpu, srv us/req, loop us/req (the server's main thread alone) and gen cpu cells. */
 const cpuCells = (cpu: Cpu): string[] => [`${fixed(cpu.serverPct, 0)} %`, fixed(cpu.serverUsPerReq, 0), fixed(cpu.eventLoopUsPerReq, 0), `${fixed(cpu.generatorPct, 0)} %`];
 
-/** One row per closed-loop run: [scenario, server, figures]. */
+/**
+ * One row per closed-loop run: [scenario, server, figures]. `errors` counts
+ * every request without an answer, `timeouts` the part of them that timed
+ * out; each is in the percentiles as {@link OVER_LIMIT_MS}.
+ */
 export function closedTable(rows: [string, string, ClosedFigures][]): string {
-  const head = ['scenario', 'server', 'conns', 'secs', 'requests', 'req/s', '2xx/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'srv cpu', 'srv us/req', 'loop us/req', 'gen cpu', 'status codes'];
+  const head = ['scenario', 'server', 'conns', 'secs', 'requests', 'req/s', '2xx/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'timeouts', 'srv cpu', 'srv us/req', 'loop us/req', 'gen cpu', 'status codes'];
   const body = rows.map(([name, server, f]) => [
     name,
     server,
@@ -41,6 +45,7 @@ export function closedTable(rows: [string, string, ClosedFigures][]): string {
     ...latencyCells(f),
     String(f.non2xx),
     String(f.errors),
+    String(f.timeouts),
     ...cpuCells(f.cpu),
     codes(f.statusCodes),
   ]);
@@ -67,4 +72,13 @@ export function openTable(runs: [string, OpenRun][]): string {
  */
 export function unansweredNote(baton: Pick<OpenFigures, 'errors' | 'scheduled'>, bare: Pick<OpenFigures, 'errors' | 'scheduled'>): string {
   return `unanswered (counted as ${OVER_LIMIT_MS} ms): baton ${baton.errors}/${baton.scheduled}, bare ${bare.errors}/${bare.scheduled}`;
+}
+
+/**
+ * The figure printed beside a closed-loop ratio: how many requests of the
+ * two runs got no answer (errors, timeouts among them), each of which
+ * counts in the p99 as an over-limit latency.
+ */
+export function closedUnansweredNote(baton: Pick<ClosedFigures, 'errors' | 'timeouts'>, bare: Pick<ClosedFigures, 'errors' | 'timeouts'>, bareName = 'bare'): string {
+  return `unanswered (counted as ${OVER_LIMIT_MS} ms): baton ${baton.errors} (${baton.timeouts} timed out), ${bareName} ${bare.errors} (${bare.timeouts} timed out)`;
 }

@@ -13,18 +13,26 @@ import { jsonHeaders } from './http-client.js';
 import { historyTaskId, taskId, uniqueCheckpointBody } from './http-payloads.js';
 import { cpuMeter, type Cpu } from './proc.js';
 import { assertAlive, type Server } from './servers.js';
-import { latencyOf, round, type Latency } from './stats.js';
+import { latencyOf, OVER_LIMIT_MS, round, withOverLimit, type Latency } from './stats.js';
 
-/** Latency (p50, p99, max) over every response of the measured run. */
+/**
+ * Latency (p50, p99, max) over every request of the measured run: each
+ * response at its own latency, each error or timeout as `OVER_LIMIT_MS`
+ * (`stats.ts`), as the open loop counts them.
+ */
 export interface ClosedFigures extends Latency {
   connections: number;
   seconds: number;
+  /** Requests answered (any status). */
   requests: number;
+  /** Answered requests per second. */
   reqPerSec: number;
   okPerSec: number;
   ok: number;
   non2xx: number;
+  /** Requests without an answer: connection errors and timeouts (autocannon counts timeouts among its errors). */
   errors: number;
+  /** Of `errors`, those that timed out. */
   timeouts: number;
   statusCodes: Record<string, number>;
   cpu: Cpu;
@@ -36,7 +44,7 @@ export type Requests = autocannon.Request[];
 function cannon(url: string, requests: Requests, connections: number, seconds: number, onLatency?: (ms: number) => void): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
-      { url, connections, duration: seconds, requests, headers: jsonHeaders as Record<string, string>, timeout: 10 },
+      { url, connections, duration: seconds, requests, headers: jsonHeaders as Record<string, string>, timeout: OVER_LIMIT_MS / 1000 },
       (error: unknown, result: autocannon.Result) => (error ? reject(error) : resolve(result)),
     );
     if (onLatency) instance.on('response', (_client, _status, _bytes, ms) => onLatency(ms));
@@ -47,7 +55,8 @@ function cannon(url: string, requests: Requests, connections: number, seconds: n
  * Warm-up (discarded), then the measured run. `requests()` is called for each
  * run; `before()` runs before each (e.g. to resynchronise state the warm-up
  * left behind). Latency is recorded per response in ms (float) from
- * autocannon's own timer, over every status.
+ * autocannon's own timer, over every status; a request that errored or
+ * timed out has no latency of its own and counts as `OVER_LIMIT_MS`.
  */
 export async function closedLoop(
   server: Server,
@@ -78,7 +87,7 @@ export async function closedLoop(
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,
-    ...latencyOf(samples),
+    ...latencyOf(withOverLimit(samples, result.errors)),
     cpu,
   };
 }

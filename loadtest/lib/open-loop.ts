@@ -5,7 +5,7 @@
  * server and so hides its stalls; here a stall of the server (or of the
  * generator) counts against every request scheduled during it. A request
  * that errors, times out or is never answered counts too, as an over-limit
- * latency ({@link OVER_LIMIT_MS}): leaving it out would let an overloaded
+ * latency (`OVER_LIMIT_MS`, `stats.ts`): leaving it out would let an overloaded
  * server that drops requests look fast.
  *
  * @module
@@ -16,18 +16,10 @@ import { authHeaders, jsonHeaders } from './http-client.js';
 import { taskId, uniqueCheckpointBody } from './http-payloads.js';
 import { cpuMeter, type Cpu } from './proc.js';
 import { assertAlive, type Server } from './servers.js';
-import { latencyOf, round, type Latency } from './stats.js';
+import { latencyOf, OVER_LIMIT_MS, round, withOverLimit, type Latency } from './stats.js';
 
 /** How long a request may sit idle on its socket before the generator gives up on it. */
-const REQUEST_TIMEOUT_MS = 10_000;
-
-/** The latency a request without an answer counts as: the timeout, the most any answered request can take here. */
-export const OVER_LIMIT_MS = REQUEST_TIMEOUT_MS;
-
-/** Answered latencies with one over-limit latency for each request that got no answer. */
-function withOverLimit(answered: number[], failed: number): number[] {
-  return failed > 0 ? answered.concat(new Array<number>(failed).fill(OVER_LIMIT_MS)) : answered;
-}
+const REQUEST_TIMEOUT_MS = OVER_LIMIT_MS;
 
 interface PacedStream {
   name: string;
@@ -37,7 +29,7 @@ interface PacedStream {
 
 /**
  * Latency (p50, p99, max) over every request the stream scheduled, each from
- * its intended send time; one without an answer counts as {@link OVER_LIMIT_MS}.
+ * its intended send time; one without an answer counts as `OVER_LIMIT_MS`.
  */
 export interface OpenFigures extends Latency {
   rate: number;

@@ -1,15 +1,21 @@
 /**
- * The HTTP benchmark's servers, each a child process started with
- * `node dist/main.js` (Baton as `npm start` runs it) or `node --import tsx
- * <script>`: starting one and finding the port it listens
- * on, checking it is still alive after a run, and stopping them all (SIGTERM,
- * then SIGKILL after a grace period) at the end, on an error or on a signal.
+ * The HTTP benchmark's servers, each a child process with the runtime Baton
+ * has under `npm start`: plain JavaScript compiled by esbuild (Baton's
+ * `dist/main.js`; a TypeScript server such as the bare and floor routes of
+ * `bare-server.ts` compiled into `dist/loadtest/`), run by `node` with the
+ * flags of the `start` script (`--max-semi-space-size=32`), no TypeScript
+ * loader. Ratios against a reference are only fair when both run alike.
+ * Also: finding the port a server listens on, checking it is still alive
+ * after a run, and stopping them all (SIGTERM, then SIGKILL after a grace
+ * period) at the end, on an error or on a signal.
  *
  * @module
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { listeningPorts } from './proc.js';
 
 /** The repository root: servers run from there, as `npm start` does, and scripts are named relative to it. */
@@ -35,6 +41,20 @@ function buildOnce(): void {
   built = true;
 }
 
+/**
+ * Compiles a TypeScript server script to `dist/loadtest/<name>.js` as
+ * `scripts/build.mjs` compiles the service (esbuild, ESM, node20), with the
+ * modules of ours it imports bundled in (their `dist/` layout is Baton's, not
+ * the script's) and packages loaded from node_modules. After the service's
+ * build, which empties `dist/`.
+ */
+async function compileScript(script: string): Promise<string> {
+  buildOnce();
+  const out = join('dist', 'loadtest', basename(script).replace(/\.ts$/, '.js'));
+  await build({ entryPoints: [join(ROOT, script)], outfile: join(ROOT, out), bundle: true, packages: 'external', format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
+  return out;
+}
+
 /** Every child started and not yet stopped, so that no exit path leaves one running. */
 const children = new Set<ChildProcess>();
 
@@ -53,17 +73,16 @@ export interface Server {
 const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
 
 /**
- * Starts a server with `node <script>` (`node --import tsx <script>` for
- * TypeScript) and finds where it
- * listens: from its "Server listening at" line when it logs one (it does not
- * at LOG_LEVEL=warn), else from the sockets it listens on, probing `probePath`.
+ * Starts a server with `node <start flags> <script>` (a TypeScript script
+ * compiled first) and finds where it listens: from its "Server listening at"
+ * line when it logs one (it does not at LOG_LEVEL=warn), else from the
+ * sockets it listens on, probing `probePath`.
  */
 export async function startServer(name: string, script: string, env: Record<string, string>, probePath: string, nodeArgs: string[] = [], scriptArgs: string[] = []): Promise<Server> {
   if (script === BATON_MAIN) buildOnce();
-  // JavaScript runs as it is; TypeScript (the bare route, test servers) through tsx.
-  const loader = script.endsWith('.js') ? [] : ['--import', 'tsx'];
-  const flags = script === BATON_MAIN ? startFlags() : [];
-  const child = spawn(process.execPath, [...flags, ...nodeArgs, ...loader, script, ...scriptArgs], {
+  const runnable = script.endsWith('.ts') ? await compileScript(script) : script;
+  // Every server gets the V8 flags Baton runs with: the young generation's size changes throughput and pauses.
+  const child = spawn(process.execPath, [...startFlags(), ...nodeArgs, runnable, ...scriptArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,22 @@
  * @module
  */
 
+/**
+ * How long the HTTP benchmark's load generators wait for an answer (the
+ * open loop's socket timeout, autocannon's `timeout`), and so the latency a
+ * request without an answer counts as: the most any answered request can take.
+ */
+export const OVER_LIMIT_MS = 10_000;
+
+/**
+ * Answered latencies with one {@link OVER_LIMIT_MS} for each request that
+ * errored or timed out: leaving them out would let a server that drops
+ * requests under load look fast.
+ */
+export function withOverLimit(answered: number[], failed: number): number[] {
+  return failed > 0 ? answered.concat(new Array<number>(failed).fill(OVER_LIMIT_MS)) : answered;
+}
+
 export interface Latency {
   p50Ms: number;
   p99Ms: number;

@@ -7,21 +7,28 @@
  * appends to a single string, `JSON.stringify` for every string and number
  * (ECMAScript's number-to-string is RFC 8785's, and its string escaping is
  * RFC 8785's for well-formed strings), the native `isWellFormed` for lone
- * surrogates, and a depth bound instead of a set of visited objects.
+ * surrogates, and cycles found on the path of ancestors, as `canonicalize`
+ * finds them: a value nested however deep is serialised, the same object
+ * twice side by side is no cycle, and an object inside itself is refused.
  *
  * @module
  */
 
-/** Deeper than any value we canonicalize; a cycle fails here instead of overflowing the stack. */
-const MAX_DEPTH = 1_000;
+/**
+ * Nesting below which the ancestors are not searched: a cycle nests without
+ * end, so it is still found (a few levels later), while the usual shallow
+ * value pays only for keeping the path, not for searching it.
+ */
+const SEARCH_FROM_DEPTH = 32;
 
 /** RFC 8785 canonical JSON of `value`; undefined for a value JSON cannot represent (as `canonicalize`). */
 export function canonicalize(value: unknown): string | undefined {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;
-  return write(value, 0);
+  return write(value, []);
 }
 
-function write(value: unknown, depth: number): string {
+/** `ancestors`: the objects and arrays `value` is inside, outermost first. */
+function write(value: unknown, ancestors: object[]): string {
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw new Error('Lone surrogate is not allowed');
@@ -38,15 +45,22 @@ function write(value: unknown, depth: number): string {
       return JSON.stringify(value);
   }
   if (value === null) return 'null';
-  if (depth > MAX_DEPTH) throw new Error('Circular reference detected');
+  if (ancestors.length >= SEARCH_FROM_DEPTH && ancestors.includes(value)) throw new Error('Circular reference detected');
+  ancestors.push(value);
+  const text = writeObject(value, ancestors);
+  ancestors.pop();
+  return text;
+}
+
+function writeObject(value: object, ancestors: object[]): string {
   const toJSON = (value as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return write(toJSON.call(value), depth + 1);
+  if (typeof toJSON === 'function') return write(toJSON.call(value), ancestors);
   if (Array.isArray(value)) {
     let text = '[';
     for (let i = 0; i < value.length; i++) {
       if (i > 0) text += ',';
       const item: unknown = value[i];
-      text += item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : write(item, depth + 1);
+      text += item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : write(item, ancestors);
     }
     return text + ']';
   }
@@ -60,7 +74,7 @@ function write(value: unknown, depth: number): string {
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
     if (!key.isWellFormed()) throw new Error('Lone surrogate is not allowed');
     text += first ? JSON.stringify(key) : ',' + JSON.stringify(key);
-    text += ':' + write(member, depth + 1);
+    text += ':' + write(member, ancestors);
     first = false;
   }
   return text + '}';

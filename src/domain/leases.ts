@@ -45,15 +45,28 @@ export type FencingRefusal =
   | { code: 'lease_epoch_unknown'; epoch: number };
 
 /**
+ * The task's epoch at `now`. A lease that ran out unrenewed has outdated its
+ * holder's epoch at its expiry, whether or not the sweeper has recorded the
+ * expiry yet: the epoch is then the one the sweep sets (one above it).
+ */
+export function currentEpoch(state: LeaseState, now: string): number {
+  const { lease } = state;
+  if (lease === undefined || lease.status !== 'active' || lease.expiresAt > now) return state.epoch;
+  return Math.max(state.epoch, lease.epoch + 1);
+}
+
+/**
  * Whether a write carrying `epoch` (absent when the writer sent none) may
- * change the task now: an epoch older than the task's newest is refused
- * whether or not a lease is live; while a lease is live, a write must carry
- * its epoch. Tasks that never had a lease accept every write.
+ * change the task at `now`, the write's own time: an epoch older than the
+ * task's current one is refused whether or not a lease is live, an expired
+ * holder's included; while a lease is live, a write must carry its epoch.
+ * Tasks without a live lease accept a write without an epoch.
  */
 export function fencing(state: LeaseState, epoch: number | undefined, now: string): FencingRefusal | undefined {
-  if (epoch !== undefined && epoch < state.epoch) return { code: 'lease_superseded', epoch: state.epoch };
-  if (epoch !== undefined && epoch > state.epoch) return { code: 'lease_epoch_unknown', epoch: state.epoch };
-  if (epoch === undefined && isLive(state.lease, now)) return { code: 'lease_required', epoch: state.epoch };
+  const current = currentEpoch(state, now);
+  if (epoch !== undefined && epoch < current) return { code: 'lease_superseded', epoch: current };
+  if (epoch !== undefined && epoch > current) return { code: 'lease_epoch_unknown', epoch: current };
+  if (epoch === undefined && isLive(state.lease, now)) return { code: 'lease_required', epoch: current };
   return undefined;
 }
 

@@ -24,8 +24,12 @@ export interface Recovery {
   reason: string;
   failure: Failure;
   createdAt: string;
-  /** Why the attempt was blocked instead of initiated. */
-  blockedReason?: 'circuit_open' | 'unrecoverable' | 'no_verified_checkpoint' | 'task_blocked';
+  /**
+   * Why the attempt was blocked instead of initiated: `no_verified_checkpoint`
+   * when every checkpoint was looked at and none verifies, `walk_limit_reached`
+   * when the walk gave up before it looked at them all.
+   */
+  blockedReason?: 'circuit_open' | 'unrecoverable' | 'no_verified_checkpoint' | 'walk_limit_reached' | 'task_blocked';
   completedAt?: string;
   agentId?: string;
   leaseId?: string;

@@ -6,16 +6,20 @@
  * fsync. A crash can leave a torn record at the end: opening the journal
  * reads records until the first that is short or fails its checksum, and cuts
  * the file there, so a partial record is never replayed and every record that
- * was acknowledged is kept. Which records are done is kept in a second small
+ * was acknowledged is kept. An append whose write or fsync fails is refused
+ * and its bytes are cut at once (or, while they cannot be, further appends are
+ * refused too), so a failed append never costs a later acknowledged one. Which records are done is kept in a second small
  * file (`applied`), the count of records applied from the start, written
- * atomically (temp file, fsync, rename); when every record is done the log is
- * emptied.
+ * atomically (temp file, fsync, rename); when every record is done and no
+ * append is in flight the log is emptied. The journal keeps both counts
+ * itself, so the count it writes always numbers records of the log as it is
+ * on disk, whatever appends were in flight when records were marked applied.
  *
  * @module
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const HEADER_BYTES = 12;
@@ -55,26 +59,49 @@ export function decodeRecords(bytes: Buffer): { records: unknown[]; validBytes: 
   return { records, validBytes: at };
 }
 
+/** What the journal needs of its open log file: a `FileHandle` opened for appending is one. */
+export interface LogFile {
+  write(buffer: Buffer): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface JournalOptions {
+  /** Opens the log for appending; tests pass one that fails the way a full or failing disk does. */
+  openLog?: (path: string) => Promise<LogFile>;
+}
+
 export class Journal {
-  private handle: FileHandle | undefined;
+  private handle: LogFile | undefined;
   private size: number;
+  /** Whole records in the log, the applied ones included. */
+  private records: number;
+  /** Records applied, counted from the start of the log. */
+  private applied: number;
   /** Appends waiting for the next fsync, with their callers. */
   private batch: { bytes: Buffer; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
+  /** Bytes after `size` may be in the file: a batch failed and its bytes are not cut yet. */
+  private torn = false;
 
   private constructor(
     private readonly logPath: string,
     private readonly appliedPath: string,
     size: number,
+    records: number,
+    applied: number,
   ) {
     this.size = size;
+    this.records = records;
+    this.applied = applied;
   }
 
   /**
    * Opens (or creates) the journal in `dir` and answers the records still to
    * apply, in order. A torn tail is cut before anything else happens.
    */
-  static async open(dir: string): Promise<{ journal: Journal; pending: unknown[]; cut: number }> {
+  static async open(dir: string, options: JournalOptions = {}): Promise<{ journal: Journal; pending: unknown[]; cut: number }> {
     mkdirSync(dir, { recursive: true });
     const logPath = join(dir, 'queue.log');
     const appliedPath = join(dir, 'applied');
@@ -83,8 +110,8 @@ export class Journal {
     const cut = bytes.length - validBytes;
     if (cut > 0) truncateDurably(logPath, validBytes);
     const applied = Math.min(readApplied(appliedPath), records.length);
-    const journal = new Journal(logPath, appliedPath, validBytes);
-    journal.handle = await open(logPath, 'a');
+    const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied);
+    journal.handle = await (options.openLog ?? ((path: string) => open(path, 'a')))(logPath);
     return { journal, pending: records.slice(applied), cut };
   }
 
@@ -107,7 +134,14 @@ export class Journal {
     });
   }
 
-  /** Writes every waiting append with one write and one fsync; appends made meanwhile go in the next round. */
+  /**
+   * Writes every waiting append with one write and one fsync; appends made
+   * meanwhile go in the next round. A batch whose write or fsync fails is
+   * refused, and the log is cut back to its last whole record before
+   * anything else is appended: bytes of a refused batch left in the file
+   * would be cut on the next open together with every record after them,
+   * acknowledged ones included (or, whole but refused, replayed).
+   */
   private async flush(): Promise<void> {
     // Let appends made in the same turn join this batch.
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -117,35 +151,65 @@ export class Journal {
       const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
       try {
         if (this.handle === undefined) throw new Error('The write queue is closed.');
-        await this.handle.write(bytes);
+        await this.repair(this.handle);
+        this.torn = true;
+        await writeAll(this.handle, bytes);
         await this.handle.datasync();
+        this.torn = false;
         this.size += bytes.length;
+        this.records += batch.length;
         for (const entry of batch) entry.resolve();
       } catch (error) {
+        if (this.handle !== undefined) await this.repair(this.handle).catch(() => undefined);
         for (const entry of batch) entry.reject(error);
       }
     }
     this.flushing = undefined;
   }
 
-  /** Records that the first `count` records are applied; empties the log once `count` covers it all. */
-  markApplied(count: number, total: number): void {
-    if (count >= total && this.batch.length === 0 && this.flushing === undefined) {
+  /** Cuts what a failed batch may have left after the last whole record; throws (refusing the next batch) while it cannot. */
+  private async repair(handle: LogFile): Promise<void> {
+    if (!this.torn) return;
+    await handle.truncate(this.size);
+    await handle.datasync();
+    this.torn = false;
+  }
+
+  /**
+   * Records that the next `count` records (after those already applied) are
+   * applied; empties the log once every record in it is, unless an append is
+   * in flight: its record lands after the applied ones and must survive.
+   */
+  markApplied(count: number): void {
+    this.applied = Math.min(this.records, this.applied + count);
+    if (this.applied === this.records && this.batch.length === 0 && this.flushing === undefined) {
       // Everything is applied. The count goes to 0 before the log is emptied: a crash between the two
       // replays records already applied, which their operation ids turn into no-ops; the other order
       // could skip records appended after the crash.
       writeAtomically(this.appliedPath, '0');
       truncateDurably(this.logPath, 0);
       this.size = 0;
+      this.records = 0;
+      this.applied = 0;
+      this.torn = false;
       return;
     }
-    writeAtomically(this.appliedPath, String(count));
+    writeAtomically(this.appliedPath, String(this.applied));
   }
 
   async close(): Promise<void> {
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
+  }
+}
+
+/** Writes all of `bytes`: a write may take fewer bytes than it was given, and the rest must follow. */
+async function writeAll(handle: LogFile, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    const { bytesWritten } = await handle.write(bytes.subarray(at));
+    if (bytesWritten <= 0) throw new Error('The write queue could not write to its log.');
+    at += bytesWritten;
   }
 }
 

@@ -5,15 +5,17 @@
  * as a live write, with its operation id recorded in the same transaction as its
  * effect, so that a replay after a crash (or after FoundationDB's "commit
  * unknown result") applies once. A write the store refuses goes to the
- * dead-letter list; an outage stops the replay until the next try. Stopping
- * finishes the write in progress first.
+ * dead-letter list; a failure a later try can fix (an outage, a conflict,
+ * a commit of unknown outcome) keeps the write queued and stops the replay
+ * until the next pass. Stopping finishes the write in progress first.
  *
  * @module
  */
 import type { ServiceContext } from '../service/context.js';
 import { deadLetterOf } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
-import { isOutage } from '../service/transactions.js';
+import { storeCause } from '../service/transactions.js';
+import type { StoreErrorCode } from '../store/store.js';
 import type { QueuedRecord, WriteQueue } from './write-queue.js';
 
 /** Writes replayed together; the journal records them as applied together. */
@@ -24,6 +26,21 @@ export interface Replayer {
   /** Runs a pass now (tests, and right after a fault is cleared). */
   kick(): Promise<void>;
 }
+
+/**
+ * Whether a later try can succeed where this one failed: the store was
+ * unreachable, timed out, conflicted, lost a commit's outcome (it may have
+ * landed: its operation record tells the next try), or is not configured.
+ * Such a write stays queued. Only what no retry changes is dead-lettered:
+ * a refusal by the rules, a value or transaction over the store's limits,
+ * or a failure the backend itself calls final (`internal`).
+ */
+export function transientCause(error: unknown): StoreErrorCode | undefined {
+  const code = storeCause(error);
+  return code !== undefined && TRANSIENT.has(code) ? code : undefined;
+}
+
+const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown', 'not_configured']);
 
 export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs: number): Replayer {
   let running: Promise<void> | undefined;
@@ -51,16 +68,17 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
         const key = queue.orderKey(record);
         byKey.set(key, [...(byKey.get(key) ?? []), record]);
       }
-      let outage = false;
+      let failed: StoreErrorCode | undefined;
       await Promise.all(
         [...byKey.values()].map(async (records) => {
           for (const record of records) {
-            if (outage) return;
+            if (failed) return;
             try {
               await execute(ctx, { ...record.command, fromQueue: true });
             } catch (error) {
-              if (isOutage(error)) {
-                outage = true;
+              const transient = transientCause(error);
+              if (transient !== undefined) {
+                failed ??= transient;
                 return;
               }
               await execute(ctx, deadLetterOf(ctx, record, error));
@@ -68,8 +86,11 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
           }
         }),
       );
-      // After an outage the whole batch is tried again: what did apply is recognised by its operation id.
-      if (outage) break;
+      // After a transient failure the whole batch is tried again: what did apply is recognised by its operation id.
+      if (failed) {
+        ctx.log.warn({ code: failed, depth: queue.depth }, 'write queue replay paused by a transient store failure; retrying at the next pass');
+        break;
+      }
       queue.done(batch.length);
       report();
     }

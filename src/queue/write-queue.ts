@@ -19,7 +19,7 @@ import { applyQueueable, checkpointOf, type QueueableCommand, type Queued } from
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
-import { encodeRecord, Journal } from './journal.js';
+import { encodeRecord, Journal, type JournalOptions } from './journal.js';
 
 /** One accepted write as the journal keeps it. */
 export interface QueuedRecord {
@@ -33,6 +33,7 @@ export interface WriteQueueOptions {
   dir: string;
   /** The most bytes the journal may hold; a write past it is 503 queue_full. */
   maxBytes: number;
+  journal?: JournalOptions;
 }
 
 /** Ids are scoped by tenant: one tenant's queued writes are invisible to another. */
@@ -42,8 +43,6 @@ function scoped(tenant: string, id: string): string {
 
 export class WriteQueue implements QueuePort {
   private readonly pending: QueuedRecord[];
-  /** Records applied since the journal was last emptied (the journal counts from its start). */
-  private applied = 0;
   private readonly tasks = new Map<string, number>();
   private readonly checkpoints = new Map<string, number>();
   /** Checkpoints known only to the queue: a queued create, with the task it belongs to. */
@@ -59,7 +58,7 @@ export class WriteQueue implements QueuePort {
   }
 
   static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
-    const { journal, pending, cut } = await Journal.open(options.dir);
+    const { journal, pending, cut } = await Journal.open(options.dir, options.journal);
     return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
   }
 
@@ -96,9 +95,8 @@ export class WriteQueue implements QueuePort {
     const records = this.pending.splice(0, count);
     if (records.length === 0) return;
     for (const record of records) this.count(record, -1);
-    this.applied += records.length;
-    this.journal.markApplied(this.applied, this.applied + this.pending.length);
-    if (this.pending.length === 0) this.applied = 0;
+    // The journal counts applied records itself: only it knows whether an append in flight kept the log from emptying.
+    this.journal.markApplied(records.length);
   }
 
   /** The key a replay orders a write by: its task when known, else its checkpoint. */
@@ -119,7 +117,12 @@ export class WriteQueue implements QueuePort {
     const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
     const bytes = encodeRecord(record);
     if (this.journal.bytes + bytes.length > this.maxBytes) throw new AppError('queue_full');
-    await this.journal.appendEncoded(bytes);
+    try {
+      await this.journal.appendEncoded(bytes);
+    } catch (error) {
+      // Not on disk, so not accepted: the client tries again later, as with the store itself down.
+      throw new AppError('store_unavailable', { detail: 'The store is unavailable and the write queue could not write to its disk; the write was not accepted.', cause: error });
+    }
     this.pending.push(record);
     this.count(record, +1);
     return answer;

@@ -15,7 +15,7 @@ import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
-import { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './repository/repository.js';
+import { CheckpointDoc, toStored, verifyStored, type Repository, type StoredCheckpoint } from './repository/repository.js';
 import { present } from './invariants.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
@@ -57,6 +57,10 @@ export async function createCheckpoint(ctx: ServiceContext, command: CreateCheck
   const prepared = prepare(ctx, checkpoint);
   const { result, replayed } = await runInTask<Written>(ctx, command, taskId, async (write) => {
     const { repo, head } = write;
+    if (await alreadyCreated(repo, taskId, id, prepared.hash)) {
+      write.unchanged();
+      return { checkpointId: id, version: 1 };
+    }
     if (input.parentId !== undefined) {
       if ((await repo.checkpoints.taskOf(input.parentId)) === undefined) {
         throw new AppError('validation_failed', { errors: [{ field: 'parentId', message: 'no checkpoint with this id exists' }] });
@@ -75,6 +79,23 @@ export async function createCheckpoint(ctx: ServiceContext, command: CreateCheck
   });
   ctx.log.info({ tenant: command.actor.tenant, taskId, checkpointId: result.checkpointId, replayed }, 'checkpoint created');
   return answer(ctx, command, result, replayed, replayed ? undefined : prepared.stored);
+}
+
+/**
+ * Whether checkpoint `id` already exists as this create makes it: the same
+ * create applied before, whose operation record has since expired (ids are
+ * minted with the command, so only a repeat names an existing one). Its
+ * first version's hash tells it apart from other content under the id,
+ * which is refused rather than written over.
+ */
+async function alreadyCreated(repo: Repository, taskId: string, id: string, hash: string): Promise<boolean> {
+  const owner = await repo.checkpoints.taskOf(id);
+  if (owner === undefined) return false;
+  if (owner !== taskId) throw new AppError('conflict', { detail: 'A checkpoint with this id already exists in another task.', extra: { checkpointId: id } });
+  const first = await repo.checkpoints.firstHash(taskId, id);
+  if (first === hash) return true;
+  if (first === undefined) throw new AppError('checkpoint_corrupted', { detail: 'A checkpoint with this id exists but cannot be read.', extra: { checkpointId: id } });
+  throw new AppError('conflict', { detail: 'A checkpoint with this id already exists with other content.', extra: { checkpointId: id } });
 }
 
 export function updateCheckpoint(ctx: ServiceContext, command: UpdateCheckpoint): Promise<WriteResult> {

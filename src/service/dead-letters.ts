@@ -10,6 +10,7 @@
 import { checkpointOf, type Actor, type DeadLetterWrite, type QueueableCommand } from '../domain/commands.js';
 import type { DeadLetter } from '../domain/dead-letter.js';
 import { AppError } from '../errors.js';
+import { StoreError } from '../store/store.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor, type Page } from './cursor.js';
 import { Repository } from './repository/repository.js';
@@ -19,6 +20,8 @@ import { runTransaction } from './transactions.js';
 /** Why a replayed write failed, as the problem it would have been answered with. */
 export function failureOf(error: unknown): DeadLetter['error'] {
   if (error instanceof AppError) return { code: error.code, status: error.status, ...(error.detail ? { detail: error.detail } : {}) };
+  // Over the store's limits: what a live write would have been answered (the HTTP error mapping says the same).
+  if (error instanceof StoreError && error.code === 'too_large') return { code: 'payload_too_large', status: 413 };
   return { code: 'internal_error', status: 500 };
 }
 

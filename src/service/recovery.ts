@@ -1,9 +1,8 @@
 /**
- * Recovery after a failure. The recovery point is the newest checkpoint
- * that verifies, walking back from the task's latest along each corrupt
- * checkpoint's `lastSuccessfulState`, its parent, then the task's history,
- * as far as one transaction's read budget allows.
- * Starting a recovery fences the task at once (the failed agent's late
+ * Recovery after a failure. A recovery starts from the recovery point (the
+ * newest checkpoint that verifies, `recovery-point.ts`); a walk that found
+ * none, or gave up before it looked at every checkpoint, blocks the task
+ * with a reason that says which. Starting a recovery fences the task at once (the failed agent's late
  * writes are refused) and announces RECOVERY_INITIATED; a circuit breaker
  * blocks a task that keeps failing (TASK_BLOCKED) instead of looping.
  * Completing it grants the recovering agent the lease (RECOVERY_COMPLETED).
@@ -18,74 +17,16 @@ import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { continuationPrompt } from './handoff.js';
 import { grantLease, retire } from './leases.js';
-import type { CheckpointDoc, Corruption, Repository } from './repository/repository.js';
 import { present } from './invariants.js';
+import { walkToRecoveryPoint, type RecoveryPoint, type WalkedPoint } from './recovery-point.js';
+import type { CheckpointDoc, Repository } from './repository/repository.js';
 import { runInTask } from './task-transaction.js';
 
-/** How many checkpoints the walk to a recovery point looks at before it gives up (escalate to a human). */
-const MAX_STEPS = 1_000;
-/** Keys one step of the walk may read: a history entry, the record, the hint's task, the parent link and its task. */
-const KEYS_PER_STEP = 6;
+/** Times a recovery walks again when the task changed between its walk and its transaction. */
+const WALK_ATTEMPTS = 3;
 
-export interface RecoveryPoint {
-  checkpoint: CheckpointDoc | undefined;
-  /** The corrupt checkpoints passed on the way, newest first. */
-  corrupt: Corruption[];
-}
-
-/** The newest checkpoint of `taskId` that verifies; corrupt ones are passed, never returned. */
-export async function findRecoveryPoint(repo: Repository, taskId: string): Promise<RecoveryPoint> {
-  const corrupt: Corruption[] = [];
-  const visited = new Set<string>();
-  let historyBefore: number | undefined;
-  const olderInHistory = async (): Promise<string | undefined> => {
-    for (;;) {
-      const [entry] = await repo.checkpoints.history(taskId, 1, historyBefore);
-      if (entry === undefined) return undefined;
-      historyBefore = entry.seq;
-      if (!visited.has(entry.checkpointId)) return entry.checkpointId;
-    }
-  };
-  let candidate = await olderInHistory();
-  // The walk runs inside one transaction (a recovery's own): it stops where the read budget ends.
-  const budget = repo.budget();
-  for (let steps = 0; candidate !== undefined && steps < MAX_STEPS && budget.allows(KEYS_PER_STEP); steps++) {
-    visited.add(candidate);
-    const loaded = await repo.checkpoints.current(taskId, candidate);
-    if (loaded?.ok) return { checkpoint: loaded.doc, corrupt };
-    if (loaded !== undefined) corrupt.push(loaded.corruption);
-    candidate = (await stepBack(repo, taskId, candidate, visited)) ?? (await olderInHistory());
-  }
-  return { checkpoint: undefined, corrupt };
-}
-
-/**
- * Where a corrupt checkpoint points back to: the `lastSuccessfulState` its
- * damaged text still names (a hint only: what it names must verify in turn),
- * else its parent, which is stored apart from the content.
- */
-async function stepBack(repo: Repository, taskId: string, checkpointId: string, visited: Set<string>): Promise<string | undefined> {
-  const usable = async (id: unknown): Promise<string | undefined> =>
-    typeof id === 'string' && !visited.has(id) && (await repo.checkpoints.taskOf(id)) === taskId ? id : undefined;
-  const raw = await repo.checkpoints.raw(taskId, checkpointId).catch(() => undefined);
-  let hint: unknown;
-  try {
-    hint = (JSON.parse(String(raw?.c)) as { recovery?: { lastSuccessfulState?: unknown } }).recovery?.lastSuccessfulState;
-  } catch {
-    hint = undefined;
-  }
-  return (await usable(hint)) ?? (await usable(await repo.links.parentOf(checkpointId)));
-}
-
-/** GET /v1/tasks/:taskId/recovery-point; the corrupt checkpoints passed are reported. */
-export async function recoveryPoint(ctx: ServiceContext, actor: Actor, taskId: string): Promise<{ checkpoint: CheckpointDoc; skipped: string[] }> {
-  const found = await snapshot(ctx, actor.tenant, async (repo) => ((await repo.tasks.head(taskId)) === undefined ? undefined : findRecoveryPoint(repo, taskId)));
-  if (found === undefined) throw new AppError('not_found', { detail: 'No task with this id exists.' });
-  await ctx.integrity.report(ctx, actor, found.corrupt);
-  const skipped = found.corrupt.map((c) => c.checkpointId);
-  if (found.checkpoint === undefined) throw new AppError('checkpoint_corrupted', { detail: 'No checkpoint of this task verifies; a person must look at it.', extra: { corrupted: skipped } });
-  return { checkpoint: found.checkpoint, skipped };
-}
+/** The task changed after its recovery point was walked to: walk again. */
+class StaleWalk extends Error {}
 
 export interface RecoveryStarted {
   recovery: Recovery;
@@ -94,12 +35,29 @@ export interface RecoveryStarted {
   replayed: boolean;
 }
 
-/** POST /v1/tasks/:taskId/recoveries. */
+/**
+ * POST /v1/tasks/:taskId/recoveries. The recovery point is walked to first,
+ * over as many read transactions as it takes; the recovery's own
+ * transaction then checks that the task has no checkpoint the walk did not
+ * see and that the point still verifies, and walks again if not.
+ */
 export async function startRecovery(ctx: ServiceContext, command: StartRecovery): Promise<RecoveryStarted> {
+  for (let attempt = 1; ; attempt++) {
+    const walked = await walkToRecoveryPoint(ctx, command.actor.tenant, command.taskId);
+    try {
+      return await startFrom(ctx, command, walked);
+    } catch (error) {
+      if (!(error instanceof StaleWalk)) throw error;
+      if (attempt >= WALK_ATTEMPTS) throw new AppError('conflict', { detail: 'The task kept changing while its recovery point was looked for; send the recovery again.' });
+    }
+  }
+}
+
+async function startFrom(ctx: ServiceContext, command: StartRecovery, walked: WalkedPoint | undefined): Promise<RecoveryStarted> {
   const { result, replayed } = await runInTask(ctx, command, command.taskId, async (write) => {
     const { repo, head, now } = write;
     if (head.seq === 0) throw new AppError('not_found', { detail: 'No task with this id exists.' });
-    const point = await findRecoveryPoint(repo, command.taskId);
+    const point = await confirm(repo, command.taskId, head.seq, walked);
     const { recent, open } = breaker(head.recoveries ?? [], now, ctx.breaker);
     const recovery: Recovery = { id: command.recoveryId, taskId: command.taskId, status: 'initiated', reason: command.reason, failure: command.failure, createdAt: now };
     if (point.checkpoint) recovery.checkpointId = point.checkpoint.checkpoint.id;
@@ -110,7 +68,9 @@ export async function startRecovery(ctx: ServiceContext, command: StartRecovery)
         : open
           ? 'circuit_open'
           : point.checkpoint === undefined
-            ? 'no_verified_checkpoint'
+            ? point.complete
+              ? 'no_verified_checkpoint'
+              : 'walk_limit_reached'
             : undefined;
     if (blockedReason !== undefined) {
       recovery.status = 'blocked';
@@ -139,6 +99,19 @@ export async function startRecovery(ctx: ServiceContext, command: StartRecovery)
   const checkpoint = recovery.checkpointId ? await snapshot(ctx, command.actor.tenant, (repo) => repo.checkpoints.current(recovery.taskId, recovery.checkpointId!)) : undefined;
   const doc = checkpoint?.ok ? checkpoint.doc : undefined;
   return { recovery, checkpoint: doc, continuationPrompt: doc ? continuationPrompt(doc.checkpoint) : null, replayed };
+}
+
+/**
+ * The walked recovery point, if it still holds in this transaction: no
+ * checkpoint was added since the walk began, and the point still verifies.
+ * The corrupt checkpoints passed stay corrupt (they cannot be changed).
+ */
+async function confirm(repo: Repository, taskId: string, seq: number, walked: WalkedPoint | undefined): Promise<RecoveryPoint> {
+  if (walked === undefined || walked.seq !== seq) throw new StaleWalk();
+  if (walked.checkpoint === undefined) return walked;
+  const current = await repo.checkpoints.current(taskId, walked.checkpoint.checkpoint.id);
+  if (!current?.ok) throw new StaleWalk();
+  return { ...walked, checkpoint: current.doc };
 }
 
 export interface RecoveryCompleted {

@@ -26,6 +26,12 @@ export interface TaskWrite {
   now: string;
   audit(draft: Omit<AuditDraft, 'at' | 'actor'> & { agentId?: string }): void;
   event(draft: EventDraft): void;
+  /**
+   * The change found its effect already in the store (a create replayed
+   * after its operation record expired): nothing is written — no audit
+   * entry, no event, the head as it was — and the write answers as a repeat.
+   */
+  unchanged(): void;
 }
 
 /**
@@ -41,8 +47,11 @@ export async function runInTask<T>(
   change: (write: TaskWrite) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   const { actor, at: now } = command;
+  // Set by the attempt that runs the change; a body the store runs again starts it over.
+  let unchanged = false;
 
   const apply = async (repo: Repository): Promise<T> => {
+    unchanged = false;
     const existing = await repo.tasks.head(taskId);
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
     if (FENCED.has(command.kind)) checkFencing(head, command.leaseEpoch, now);
@@ -55,7 +64,14 @@ export async function runInTask<T>(
       audit: ({ agentId, ...draft }) =>
         drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
       event: (draft) => events.push(cloudEvent(ctx, actor.tenant, taskId, draft, now)),
+      unchanged: () => {
+        unchanged = true;
+      },
     });
+    if (unchanged) {
+      if (drafts.length > 0 || events.length > 0) throw new Error('A change that wrote audit entries or events cannot be unchanged.');
+      return result;
+    }
     const sealed = sealEntries(taskId, head.audit, drafts);
     repo.audit.append(sealed.entries);
     head.audit = sealed.tip;
@@ -76,7 +92,7 @@ export async function runInTask<T>(
   try {
     const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);
-    return { result: outcome.result, replayed: !outcome.applied };
+    return { result: outcome.result, replayed: !outcome.applied || unchanged };
   } catch (error) {
     if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');
     throw error;

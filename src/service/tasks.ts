@@ -7,12 +7,12 @@
  * @module
  */
 import type { Actor, SetTaskState } from '../domain/commands.js';
-import { isLive } from '../domain/leases.js';
+import { currentEpoch, isLive } from '../domain/leases.js';
 import { isFinished, isPaused, isSuccess, type TaskState } from '../domain/task-state.js';
 import type { TaskInfo } from '../domain/views.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
-import { findRecoveryPoint } from './recovery.js';
+import { walkToRecoveryPoint } from './recovery-point.js';
 import type { TaskHead } from './repository/repository.js';
 import { runInTask } from './task-transaction.js';
 
@@ -27,7 +27,6 @@ export async function taskInfo(ctx: ServiceContext, actor: Actor, taskId: string
   const info = await snapshot(ctx, actor.tenant, async (repo) => {
     const head = await repo.tasks.head(taskId);
     if (head === undefined) return undefined;
-    const point = await findRecoveryPoint(repo, taskId);
     const handoff = head.openHandoff ? await repo.handoffs.get(head.openHandoff) : undefined;
     const state = stateOf(head);
     const lease = isLive(head.lease, now) ? head.lease : undefined;
@@ -38,9 +37,9 @@ export async function taskInfo(ctx: ServiceContext, actor: Actor, taskId: string
       paused: isPaused(state),
       success: isSuccess(state),
       lease: lease ? { leaseId: lease.id, agentId: lease.agentId, epoch: lease.epoch, expiresAt: lease.expiresAt } : null,
-      epoch: head.epoch ?? 0,
+      epoch: currentEpoch({ epoch: head.epoch ?? 0, ...(head.lease ? { lease: head.lease } : {}) }, now),
       latestCheckpointId: head.latestId ?? null,
-      recoveryPointId: point.checkpoint?.checkpoint.id ?? null,
+      recoveryPointId: null,
       openHandoff: handoff ?? null,
       blocked: head.blocked ?? null,
       checkpoints: head.seq,
@@ -50,6 +49,9 @@ export async function taskInfo(ctx: ServiceContext, actor: Actor, taskId: string
     return result;
   });
   if (info === undefined) throw new AppError('not_found', { detail: 'No task with this id exists.' });
+  // The walk may take more than one read transaction: it runs after the task's own snapshot.
+  const point = await walkToRecoveryPoint(ctx, actor.tenant, taskId);
+  info.recoveryPointId = point?.checkpoint?.checkpoint.id ?? null;
   return info;
 }
 

@@ -1,22 +1,33 @@
 /**
  * A fault-injecting wrapper around a real store, for rehearsing an outage:
  * `unavailable` makes every transaction and ping fail as an unreachable
- * store does; `slow` delays each one by `latencyMs` before it runs; and
- * `conflictRate` makes that share of write transactions fail at commit with
- * `conflict`, as FoundationDB does when two writers of one task meet: the
- * body runs in full, nothing it wrote lands. Only started with
+ * store does; `slow` delays each one by `latencyMs` before it runs; `error`
+ * makes transactions fail with a chosen {@link StoreError} code while pings
+ * still answer (a store that is up but failing: a conflict storm, commits
+ * whose outcome is lost), for `times` transactions or until changed, and
+ * with `afterCommit` the transaction commits first and its answer is lost,
+ * as FoundationDB's "commit unknown result" can be; and `conflictRate`
+ * makes that share of write transactions fail at commit with `conflict`,
+ * as FoundationDB does when two writers of one task meet: the body runs in
+ * full, nothing it wrote lands. Only started with
  * `--enable-fault-injection`; never on by default.
  *
  * @module
  */
-import { StoreError, type Store, type TransactionBody, type TransactOptions } from './store.js';
+import { StoreError, type Store, type StoreErrorCode, type TransactionBody, type TransactOptions } from './store.js';
 
-export type FaultMode = 'ok' | 'unavailable' | 'slow';
+export type FaultMode = 'ok' | 'unavailable' | 'slow' | 'error';
 
 export interface FaultState {
   store: FaultMode;
   latencyMs: number;
-  /** The share of write transactions (0 to 1) that fail at commit with a conflict. */
+  /** With `error`: the code transactions fail with (default `internal`). */
+  code?: StoreErrorCode;
+  /** With `error`: how many transactions fail before the store is `ok` again; absent, until the faults change. */
+  times?: number;
+  /** With `error`: each failing transaction commits first, then reports the failure. */
+  afterCommit?: boolean;
+  /** The share of write transactions (0 to 1) that fail at commit with a conflict, whatever the mode. */
   conflictRate?: number;
 }
 
@@ -46,8 +57,26 @@ export class FaultInjectingStore implements Store {
     if (this.state.store === 'slow' && this.state.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.state.latencyMs));
   }
 
+  /** The failure this transaction meets, counted against `times`; undefined when it runs as usual. */
+  private injected(): { error: StoreError; afterCommit: boolean } | undefined {
+    const state = this.state;
+    if (state.store !== 'error') return undefined;
+    if (state.times !== undefined) {
+      if (state.times <= 0) return undefined;
+      state.times -= 1;
+      if (state.times === 0) this.state = { store: 'ok', latencyMs: 0 };
+    }
+    return { error: new StoreError(state.code ?? 'internal', 'The transaction failed (fault injection).'), afterCommit: state.afterCommit === true };
+  }
+
   async transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
     await this.gate();
+    const fault = this.injected();
+    if (fault !== undefined) {
+      // A lost answer: the commit happened, its caller is told it may not have.
+      if (fault.afterCommit) await this.inner.transact(body, options);
+      throw fault.error;
+    }
     const rate = this.state.conflictRate ?? 0;
     if (rate === 0 || options?.readOnly === true) return this.inner.transact(body, options);
     // Decided per attempt, so a rerun of the body by the store may conflict again, as on a cluster.

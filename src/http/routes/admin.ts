@@ -11,15 +11,24 @@ import { z } from 'zod';
 import type { ServiceContext } from '../../service/context.js';
 import { listDeadLetters } from '../../service/dead-letters.js';
 import type { FaultInjectingStore } from '../../store/faults.js';
+import type { StoreErrorCode } from '../../store/store.js';
 import { actorOf, scoped } from '../request-context.js';
 import { pageQuery } from '../schemas.js';
 
 const tags = ['admin'];
 const admin = { roles: ['admin'] as const };
 
+const STORE_ERROR_CODES = ['conflict', 'commit_unknown', 'timeout', 'unavailable', 'too_large', 'not_configured', 'internal'] as const satisfies readonly StoreErrorCode[];
+
 export const faultsBody = z.strictObject({
-  store: z.enum(['ok', 'unavailable', 'slow']),
+  store: z.enum(['ok', 'unavailable', 'slow', 'error']),
   latencyMs: z.number().int().min(0).max(60_000).optional(),
+  /** With `error`: the store error code transactions fail with. */
+  code: z.enum(STORE_ERROR_CODES).optional(),
+  /** With `error`: how many transactions fail before the store is ok again. */
+  times: z.number().int().min(1).max(1_000_000).optional(),
+  /** With `error`: each failing transaction commits first and its answer is lost. */
+  afterCommit: z.boolean().optional(),
   /** The share of write transactions that fail at commit with a conflict, as on a contended FoundationDB cluster. */
   conflictRate: z.number().min(0).max(1).optional(),
 });
@@ -37,11 +46,16 @@ export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaults
   app.get('/v1/admin/faults', { schema: { tags, summary: 'The store faults in force (fault injection only)' }, config: admin }, async () => faults.faults);
   app.post(
     '/v1/admin/faults',
-    { schema: { tags, summary: 'Set store faults: ok, unavailable, or slow by latencyMs (fault injection only)', body: faultsBody }, config: admin },
+    { schema: { tags, summary: 'Set store faults: ok, unavailable, slow by latencyMs, or error with a store error code (fault injection only)', body: faultsBody }, config: admin },
     async (request) => {
-      const { store, latencyMs, conflictRate } = request.body;
-      faults.setFaults({ store, latencyMs: latencyMs ?? (store === 'slow' ? 100 : 0), ...(conflictRate !== undefined ? { conflictRate } : {}) });
-      request.log.warn({ store, latencyMs, conflictRate }, 'store faults set by an operator');
+      const { store, latencyMs, code, times, afterCommit, conflictRate } = request.body;
+      faults.setFaults({
+        store,
+        latencyMs: latencyMs ?? (store === 'slow' ? 100 : 0),
+        ...(store === 'error' ? { code: code ?? 'internal', ...(times !== undefined ? { times } : {}), ...(afterCommit !== undefined ? { afterCommit } : {}) } : {}),
+        ...(conflictRate !== undefined ? { conflictRate } : {}),
+      });
+      request.log.warn({ store, latencyMs, code, times, afterCommit, conflictRate }, 'store faults set by an operator');
       if (store !== 'unavailable') onFaultsCleared();
       return faults.faults;
     },

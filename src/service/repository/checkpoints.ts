@@ -12,7 +12,7 @@ import type { Transaction } from '../../store/store.js';
 import type { IndexRows } from './indexes.js';
 import type { Keyspace } from './keyspace.js';
 import type { ReadBudget } from './read-budget.js';
-import { verifyStored, type CheckpointDoc, type StoredCheckpoint } from './records.js';
+import { CheckpointDoc, verifyStored, type StoredCheckpoint } from './records.js';
 
 /** A stored checkpoint that failed verification. */
 export interface Corruption {
@@ -137,6 +137,18 @@ export class CheckpointRows {
         return { entries, done: true };
       }
       begin = Buffer.concat([rows[rows.length - 1]!.key, AFTER]);
+    }
+  }
+
+  /** The stored hash of version 1 (current or a revision), or undefined when it is gone or unreadable. */
+  async firstHash(taskId: string, checkpointId: string): Promise<string | undefined> {
+    try {
+      const current = await this.raw(taskId, checkpointId);
+      if (current === undefined) return undefined;
+      if (new CheckpointDoc(current).version === 1) return current.h;
+      return (await this.revisionRaw(checkpointId, 1))?.h;
+    } catch {
+      return undefined;
     }
   }
 

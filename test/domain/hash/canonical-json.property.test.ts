@@ -166,6 +166,32 @@ describe('canonicalJson beside the canonicalize package', () => {
     expect(canonicalJson(value)).toBe(canonicalizePackage(value));
   });
 
+  it('serialises values nested deeper than any cycle bound, as canonicalize does, and still refuses a cycle however deep', () => {
+    const nest = (depth: number, wrap: (inner: unknown) => unknown): unknown => {
+      let value: unknown = 'leaf';
+      for (let i = 0; i < depth; i++) value = wrap(value);
+      return value;
+    };
+    for (const value of [nest(1_500, (inner) => [inner]), nest(1_500, (inner) => ({ a: inner, b: [1] })), nest(1_500, (inner) => [0, inner])]) {
+      expect(canonicalJson(value)).toBe(canonicalizePackage(value));
+    }
+    // The same object twice, side by side, is no cycle.
+    const shared = nest(1_200, (inner) => [inner]);
+    expect(canonicalJson([shared, shared])).toBe(canonicalizePackage([shared, shared]));
+
+    // A cycle that closes 1,200 levels down, and one that closes at once.
+    const root: Record<string, unknown> = {};
+    let at = root;
+    for (let i = 0; i < 1_200; i++) at = (at.next = {}) as Record<string, unknown>;
+    at.back = root;
+    const self: unknown[] = [];
+    self.push(self);
+    for (const cyclic of [root, self]) {
+      expect(() => canonicalizePackage(cyclic)).toThrow('Circular reference');
+      expect(() => canonicalJson(cyclic)).toThrow('Circular reference');
+    }
+  });
+
   it('refuses what canonicalize refuses: lone surrogates, NaN, infinities, cycles', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
