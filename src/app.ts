@@ -15,6 +15,7 @@ import { handoffRoutes } from './http/routes/handoffs.js';
 import { healthRoutes } from './http/routes/health.js';
 import { keyRoutes } from './http/routes/keys.js';
 import { leaseRoutes } from './http/routes/leases.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { recoveryRoutes } from './http/routes/recoveries.js';
 import { resumeRoutes } from './http/routes/resume.js';
 import { taskRoutes } from './http/routes/tasks.js';
@@ -65,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(formatRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: ctx.signer });
+  await app.register(mcpRoutes, { ctx });
   await app.register(adminRoutes, { ctx, faults: runtime.faults, onFaultsCleared: () => void runtime.kickReplay() });
   return app;
 }

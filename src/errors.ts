@@ -30,6 +30,7 @@ export const ERRORS = {
   recovery_blocked: { status: 409, title: 'Recovery blocked', message: 'This recovery was blocked instead of started; an admin must unblock the task, then start a new recovery.' },
   code_version_mismatch: { status: 409, title: 'Code version mismatch', message: 'The task was checkpointed under another code version; resume with acceptCodeChange: true only if the change is safe.' },
   retention_active: { status: 409, title: 'Retention active', message: 'A retention period or legal hold still applies to this task; it cannot be purged yet.' },
+  method_not_allowed: { status: 405, title: 'Method not allowed', message: 'This resource does not answer this method; see the Allow header.' },
   conflict: { status: 409, title: 'Conflict', message: 'The request conflicts with the current state of the resource; read it again and retry.' },
   version_conflict: { status: 412, title: 'Version conflict', message: 'The checkpoint changed since the version named in If-Match; read it again and resend your change against the new ETag.' },
   payload_too_large: { status: 413, title: 'Payload too large', message: 'The request body is larger than the service accepts; send a smaller checkpoint.' },

@@ -56,7 +56,25 @@ export async function startHandoff(ctx: ServiceContext, command: StartHandoff): 
   const handoff = await readHandoff(ctx, command.actor, present(written.extra.handoffId, 'a handoff start records its handoff id'));
   if (!written.replayed) ctx.metrics.handoffs.inc({ stage: 'initiated' });
   await updateSuccessRate(ctx);
-  return { handoff, checkpoint: written.doc, continuationPrompt: continuationPrompt(written.doc.checkpoint), replayed: written.replayed };
+  return { handoff, checkpoint: written.doc, continuationPrompt: handoffPrompt(written.doc.checkpoint, handoff), replayed: written.replayed };
+}
+
+/**
+ * What the next agent is told: the resume prompt of the final checkpoint as
+ * the work stood, in the phase it was in (the final checkpoint's own phase is
+ * `handoff`), with the handing agent's note beside its continuation prompt,
+ * fitted to `budget` tokens when given.
+ */
+export function handoffPrompt(final: Checkpoint, handoff: Handoff, budget?: number): string {
+  const own = final.recovery.continuationPrompt;
+  const note = handoff.note === undefined ? undefined : `Note from ${handoff.fromAgentId}, who handed off (${handoff.trigger}): ${handoff.note}`;
+  const continuation = [own, note].filter((part): part is string => typeof part === 'string' && part.trim() !== '').join('\n\n');
+  const view: Checkpoint = {
+    ...final,
+    executionState: { ...final.executionState, ...(handoff.fromPhase !== undefined ? { phase: handoff.fromPhase as Checkpoint['executionState']['phase'] } : {}) },
+    recovery: { ...final.recovery, ...(continuation !== '' ? { continuationPrompt: continuation } : {}) },
+  };
+  return resumePrompt(view, budget).text;
 }
 
 function handoffRecord(command: StartHandoff, final: Checkpoint, previousPhase: string | undefined, now: string): Handoff {

@@ -7,10 +7,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { newId } from '../../domain/ids.js';
 import type { ServiceContext } from '../../service/context.js';
 import { execute } from '../../service/execute.js';
-import { readHandoff } from '../../service/handoff.js';
+import { handoffPrompt, readHandoff } from '../../service/handoff.js';
+import { MAX_PROMPT_BUDGET } from '../../service/resume-prompt.js';
 import { submit } from '../../service/submit.js';
 import { actorOf, markReplay, scoped, sendQueued, sendWithDocs, traceparentOf, writeCommand } from '../request-context.js';
 import { idParams } from '../schemas.js';
@@ -24,7 +26,15 @@ export async function handoffRoutes(base: FastifyInstance, { ctx: shared }: { ct
 
   app.post(
     '/v1/checkpoints/:id/handoff',
-    { schema: { tags, summary: 'Hand the task off: finalize this checkpoint in phase handoff and announce AGENT_HANDOFF', params: idParams, body: handoffBody } },
+    {
+      schema: {
+        tags,
+        summary: 'Hand the task off: finalize this checkpoint in phase handoff and announce AGENT_HANDOFF; answers the resume prompt for the next agent',
+        params: idParams,
+        body: handoffBody,
+        querystring: z.object({ maxTokens: z.coerce.number().int().min(1).max(MAX_PROMPT_BUDGET).optional().describe('Fit the answer’s continuationPrompt to this many tokens (o200k_base).') }),
+      },
+    },
     async (request, reply) => {
       const ctx = scoped(shared, request);
       const traceparent = traceparentOf(request);
@@ -39,7 +49,9 @@ export async function handoffRoutes(base: FastifyInstance, { ctx: shared }: { ct
       if ('queued' in started) return sendQueued(reply, started);
       markReplay(reply, started.replayed);
       reply.header('Location', `/v1/handoffs/${started.handoff.id}`);
-      return sendWithDocs(reply, 201, { handoff: started.handoff, continuationPrompt: started.continuationPrompt }, { checkpoint: started.checkpoint });
+      const { maxTokens } = request.query;
+      const continuationPrompt = maxTokens === undefined ? started.continuationPrompt : handoffPrompt(started.checkpoint.checkpoint, started.handoff, maxTokens);
+      return sendWithDocs(reply, 201, { handoff: started.handoff, continuationPrompt }, { checkpoint: started.checkpoint });
     },
   );
 

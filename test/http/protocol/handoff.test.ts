@@ -20,7 +20,11 @@ describe('handoff', () => {
     const res = await ok(t, 'POST', `/v1/checkpoints/${cp.id}/handoff`, { trigger: 'context_limit', toAgentType: 'implementation', contextUtilization: 0.93, note: 'context full' }, { ...epoch(1), traceparent: TRACEPARENT }, 201);
     expect(res.checkpoint).toMatchObject({ id: cp.id, version: 2, status: 'finalized', finalStatus: 'handoff', executionState: { phase: 'handoff' }, metrics: { contextUtilization: 0.93 } });
     expect(res.handoff).toMatchObject({ status: 'pending', taskId: 'h-1', checkpointId: cp.id, fromAgentId: 'agent-1', fromPhase: 'implementing', trigger: 'context_limit', traceparent: TRACEPARENT });
-    expect(res.continuationPrompt).toBe('Continue with p1.');
+    // The next agent gets the whole context: the resume prompt in the phase the work was in, the own prompt and the note inside.
+    expect(res.continuationPrompt).toEqual(expect.stringContaining('Phase: implementing.'));
+    expect(res.continuationPrompt).toEqual(expect.stringContaining('Continue with p1.'));
+    expect(res.continuationPrompt).toEqual(expect.stringContaining('context full'));
+    expect(res.continuationPrompt).not.toEqual(expect.stringContaining('Phase: handoff.'));
     const handoff = res.handoff as Json;
     expect(await ok(t, 'GET', `/v1/handoffs/${handoff.id}`)).toEqual(handoff);
     expectProblem(await call(t, 'POST', `/v1/leases/${lease.leaseId}/renew`, {}), 409, 'lease_released');
@@ -130,8 +134,11 @@ describe('handoff', () => {
     const prompt = String(res.continuationPrompt);
     expect(prompt).toContain('wire the CLI');
     expect(prompt).toContain('use LMDB');
+    // The checkpoint's own resume prompt, but in the phase the work was in rather than `handoff`.
     const resume = await call(t, 'GET', `/v1/checkpoints/${cp.id}/resume-prompt`);
-    expect(resume.body).toBe(prompt);
+    expect(resume.body.replace('phase handoff', 'phase implementing').replace('Phase: handoff.', 'Phase: implementing.')).toBe(prompt);
+    const fitted = await ok(t, 'POST', `/v1/checkpoints/${(await create(t, 'h-9b', { recovery: {} })).id}/handoff?maxTokens=40`, { trigger: 'context_limit' }, {}, 201);
+    expect(String(fitted.continuationPrompt).length).toBeLessThan(prompt.length);
   });
 
   it('fences the handoff itself: a live lease needs its epoch', async () => {
