@@ -7,6 +7,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
+import { httpsOptions } from './http/tls.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
 import { eventRoutes } from './http/routes/events.js';
@@ -47,7 +48,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     owned = true;
   }
   const { config, ctx } = runtime;
-  const app = Fastify({ ...fastifyOptions(config), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
+  const https = httpsOptions(config);
+  const app = Fastify({ ...fastifyOptions(config), ...(https ? { https } : {}), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
   await registerPlugins(app, { config, metrics: ctx.metrics });
 
   await app.register(healthRoutes, { store: runtime.store, queue: runtime.queue, now: ctx.now });

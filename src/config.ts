@@ -63,6 +63,21 @@ const authSettings = {
   rateLimitPerMinute: setting('BATON_RATE_LIMIT_PER_MINUTE', z.coerce.number().int().min(1).default(1_000_000)),
   /** Whether writers, not only admins, may purge a task (`DELETE /v1/tasks/:taskId`). */
   writerPurge: setting('BATON_WRITER_PURGE', z.enum(['0', '1']).default('0')),
+  /** Where the keys that sign JWTs are published (a JWKS); JWTs are accepted beside static tokens when set. */
+  jwksUrl: setting('BATON_JWKS_URL', z.url({ message: 'must be a URL, e.g. https://issuer.example/.well-known/jwks.json' }).optional()),
+  jwtIssuer: setting('BATON_JWT_ISSUER', z.string().min(1).optional()),
+  jwtAudience: setting('BATON_JWT_AUDIENCE', z.string().min(1).optional()),
+  /** The least time between two fetches of the JWKS for a key it does not hold yet (ms). */
+  jwksCooldownMs: setting('BATON_JWKS_COOLDOWN_MS', ms(0, 3_600_000).default(30_000)),
+};
+
+/** HTTPS, and client certificates. */
+const tlsSettings = {
+  /** A PEM certificate (chain): with the key, the server speaks HTTPS only. */
+  tlsCertFile: setting('BATON_TLS_CERT_FILE', z.string().min(1).optional()),
+  tlsKeyFile: setting('BATON_TLS_KEY_FILE', z.string().min(1).optional()),
+  /** PEM CA certificates: clients must present a certificate they signed (mutual TLS). */
+  tlsCaFile: setting('BATON_TLS_CA_FILE', z.string().min(1).optional()),
 };
 
 /** What a checkpoint may be, and what signs it. */
@@ -113,6 +128,7 @@ export const SETTINGS = {
   store: storeSettings,
   server: serverSettings,
   auth: authSettings,
+  tls: tlsSettings,
   checkpoint: checkpointSettings,
   protocol: protocolSettings,
   queue: queueSettings,

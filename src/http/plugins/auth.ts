@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ConfigError, type Config } from '../../config.js';
 import { AppError } from '../../errors.js';
+import { jwtVerifier, looksLikeJwt } from './jwt.js';
 
 export type Role = 'writer' | 'auditor' | 'admin';
 export const ROLES: readonly Role[] = ['writer', 'auditor', 'admin'];
@@ -50,6 +51,8 @@ const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Shorter tokens can be guessed; they still work, but the operator is warned. */
 const MIN_TOKEN_LENGTH = 16;
+
+const EMPTY = Buffer.alloc(0);
 
 interface TokenEntry {
   digest: Buffer;
@@ -191,7 +194,8 @@ async function auth(app: FastifyInstance, opts: { config: Config }): Promise<voi
     });
   } else {
     const configured = await loadTokens(config);
-    const nothingConfigured = config.tokens.trim() === '' && config.tokensFile === undefined;
+    const jwt = jwtVerifier(config);
+    const nothingConfigured = config.tokens.trim() === '' && config.tokensFile === undefined && jwt === undefined;
     const entries = nothingConfigured ? [developmentTokenEntry(config)] : configured;
     if (entries.length === 0) app.log.warn('no tokens are configured: every request that needs a token is refused');
     if (hasShortToken(config.tokens)) {
@@ -204,7 +208,16 @@ async function auth(app: FastifyInstance, opts: { config: Config }): Promise<voi
       // Unmatched requests reach only the not-found handler, which reveals nothing a token would protect.
       if (request.is404 || route === undefined || isPublicRoute(request.method, route)) return;
       const token = bearerToken(request);
-      const entry = token === undefined ? undefined : findToken(entries, token);
+      let entry = token === undefined ? undefined : findToken(entries, token);
+      // A static token is looked up first, at no cost to it; only a JWT-shaped value that is not one is verified.
+      if (entry === undefined && token !== undefined && jwt !== undefined && looksLikeJwt(token)) {
+        try {
+          entry = { digest: EMPTY, principal: await jwt(token) };
+        } catch (error) {
+          reply.header('www-authenticate', 'Bearer realm="baton", error="invalid_token"');
+          throw error;
+        }
+      }
       if (route === METRICS_ROUTE && READ_METHODS.has(request.method)) {
         if (metricsDigest === undefined || (token !== undefined && timingSafeEqual(sha256(token), metricsDigest))) return;
         if (entry === undefined) throw unauthorized(reply, token !== undefined);
