@@ -21,6 +21,8 @@ export interface PublicKeyInfo {
 export interface Signer {
   publicKey: PublicKeyInfo;
   sign(hash: string, signer: string, meaning: string): SignatureRecord;
+  /** The raw 64-byte Ed25519 signature of `data` (an evidence bundle's manifest). */
+  signBytes(data: Buffer): Buffer;
 }
 
 /** What is signed: the canonical JSON of the hash, signer, meaning and time. */
@@ -50,6 +52,7 @@ export function loadSigner(keyFile: string, now: () => Date = () => new Date()):
       const value = edSign(null, signedPayload(base, hash), privateKey).toString('base64');
       return { algorithm: 'Ed25519', keyId: info.keyId, ...base, value };
     },
+    signBytes: (data) => edSign(null, data, privateKey),
   };
 }
 

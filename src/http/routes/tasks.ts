@@ -11,6 +11,7 @@ import { AppError } from '../../errors.js';
 import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit.js';
 import type { ServiceContext } from '../../service/context.js';
 import { latestCheckpoint, taskHistory } from '../../service/checkpoint-reads.js';
+import { evidenceBundle } from '../../service/evidence.js';
 import { execute } from '../../service/execute.js';
 import { taskInfo } from '../../service/tasks.js';
 import { accepts, actorOf, scoped, sendDoc, sendDocs, writeCommand } from '../request-context.js';
@@ -32,6 +33,19 @@ export async function taskRoutes(base: FastifyInstance, { ctx, writerPurge = fal
     '/v1/tasks/:taskId',
     { schema: { tags: ['tasks'], summary: 'A task: state, lease holder and epoch, latest and recovery-point ids, open handoff', params: taskParams } },
     async (request) => taskInfo(scoped(ctx, request), actorOf(request), request.params.taskId),
+  );
+
+  app.get(
+    '/v1/tasks/:taskId/evidence',
+    {
+      schema: { tags: ['audit'], summary: 'The task’s evidence bundle (POSIX tar): every checkpoint version, the audit trail, a signed manifest and SHA256SUMS, checkable offline', params: taskParams, produces: ['application/x-tar'] },
+      config: { roles: ['auditor', 'admin'] },
+    },
+    async (request, reply) => {
+      const { archive } = await evidenceBundle(scoped(ctx, request), actorOf(request), request.params.taskId);
+      const name = `evidence-${request.params.taskId.replace(/[^A-Za-z0-9._-]/g, '_')}.tar`;
+      return reply.type('application/x-tar').header('Content-Disposition', `attachment; filename="${name}"`).send(archive);
+    },
   );
 
   app.put(

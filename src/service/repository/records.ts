@@ -46,6 +46,11 @@ export class CheckpointDoc {
     return this.parsed;
   }
 
+  /** The canonical text the hash covers (RFC 8785, without hash and signature): `sha256sum` of it is the hash. */
+  get canonical(): string {
+    return this.raw.c;
+  }
+
   /** Anything that serializes a doc the ordinary way still gets the checkpoint. */
   toJSON(): Checkpoint {
     return this.checkpoint;
