@@ -34,4 +34,14 @@ export default tseslint.config(
     files: ['src/langgraph/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [...keyLayout, adapters, serverSide] }] },
   },
+  {
+    // The console runs in browsers over the public HTTP API: of the server's code it bundles only the client and the event names.
+    files: ['console/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '/src/(?!client/|domain/events\\.js$)', allowTypeImports: true, message: 'console/ reaches Baton through src/client/ (the public HTTP API); only types of the server may be named here.' }] },
+      ],
+    },
+  },
 );

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
+import { consoleRoutes } from './http/routes/console.js';
 import { eventRoutes } from './http/routes/events.js';
 import { formatRoutes } from './http/routes/formats.js';
 import { handoffRoutes } from './http/routes/handoffs.js';
@@ -94,5 +95,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
   await app.register(keyRoutes, { signer: options.signer });
   await app.register(adminRoutes, { ctx, faults, onFaultsCleared: () => void replayer?.kick() });
+  await app.register(consoleRoutes);
   return app;
 }

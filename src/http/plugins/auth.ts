@@ -62,7 +62,8 @@ function sha256(text: string): Buffer {
 
 /** Whether a route (by its pattern, e.g. `/docs/static/*`) answers without a token. */
 export function isPublicRoute(method: string, route: string): boolean {
-  return READ_METHODS.has(method) && (PUBLIC_ROUTES.has(route) || route.startsWith('/docs/'));
+  // The console's page and assets are static; the API calls it makes carry the user's token.
+  return READ_METHODS.has(method) && (PUBLIC_ROUTES.has(route) || route.startsWith('/docs/') || route === '/console' || route.startsWith('/console/'));
 }
 
 function tokenEntry(fields: string[], digest: (secret: string) => Buffer | undefined, where: string): TokenEntry {
