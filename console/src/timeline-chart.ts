@@ -71,7 +71,7 @@ export function TimelineChart({ story, spacing, taskId, width }: { story: Story;
     ${story.lanes.map(
       (agent, i) => html`<g class="lane">
         <rect class=${i % 2 === 0 ? 'lane-bg' : 'lane-bg lane-bg-alt'} x="0" y=${l.laneY(agent)} width=${l.width} height=${G.laneHeight} />
-        <g><title>${agent}</title><text x="8" y=${l.laneY(agent) + G.pointOffset + 4} class="lane-label">${truncate(agent, 20)}</text></g>
+        <g><title>${agent}</title><text x="8" y=${l.laneY(agent) + G.pointOffset + 4} class="lane-label">${truncate(agent, Math.floor(l.labelWidth / 8))}</text></g>
       </g>`,
     )}
     <text x="8" y="20" class="band-label">task</text>
@@ -114,7 +114,7 @@ export function TimelineChart({ story, spacing, taskId, width }: { story: Story;
       return html`<${PointMark} point=${point} x=${at.x} y=${at.y} />`;
     })}
     <g class="axis">
-      <line x1=${G.labelWidth} x2=${l.width - 20} y1=${bottom + 4} y2=${bottom + 4} />
+      <line x1=${l.labelWidth} x2=${l.width - 20} y1=${bottom + 4} y2=${bottom + 4} />
       ${l.ticks.map(
         (t, i) => html`<g>
           <line x1=${t.x} x2=${t.x} y1=${bottom + 4} y2=${bottom + 10} />

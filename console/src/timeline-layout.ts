@@ -25,6 +25,8 @@ export const GEOMETRY = {
 } as const;
 
 export interface Layout {
+  /** Room for the agents' names: less on a narrow screen, so the chart itself shows. */
+  labelWidth: number;
   width: number;
   height: number;
   x: (iso: string) => number;
@@ -51,7 +53,8 @@ function times(story: Story): string[] {
 
 /** `minWidth` is the room the page gives the chart: the steps grow to fill it (up to a limit), never shrink below readable. */
 export function layout(story: Story, spacing: Spacing, minWidth = 0): Layout {
-  const { labelWidth, top, laneHeight, pointOffset, axisHeight, pad, right } = GEOMETRY;
+  const { top, laneHeight, pointOffset, axisHeight, pad, right } = GEOMETRY;
+  const labelWidth = minWidth > 0 && minWidth < 600 ? 100 : GEOMETRY.labelWidth;
   const moments = times(story);
   const left = labelWidth + pad;
   const room = minWidth - left - right;
@@ -96,7 +99,7 @@ export function layout(story: Story, spacing: Spacing, minWidth = 0): Layout {
 
   const width = Math.max(minWidth, left + span + right);
   const height = top + Math.max(1, story.lanes.length) * laneHeight + axisHeight;
-  return { width, height, x, laneY, points, ticks };
+  return { labelWidth, width, height, x, laneY, points, ticks };
 }
 
 function evenly(from: string, to: string, count: number): string[] {

@@ -11,6 +11,7 @@
  */
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { BatonError } from '../../../src/client/errors.js';
 import type { EventType, StoredEvent } from '../../../src/client/types.js';
 import { PageTitle, Problem } from '../components.js';
 import { formatDateTime, shortId } from '../format.js';
@@ -52,6 +53,7 @@ export function EventsView() {
   const [events, setEvents] = useState<StoredEvent[]>([]);
   const [state, setState] = useState<StreamState>('connecting');
   const [failure, setFailure] = useState<unknown>(undefined);
+  const [attempt, setAttempt] = useState(0);
   // The last event shown: where a new connection (other types, or after a pause) carries on.
   const last = useRef<string | undefined>(undefined);
 
@@ -67,11 +69,14 @@ export function EventsView() {
           setEvents((shown) => [event, ...shown].slice(0, KEEP));
         }
       } catch (error) {
-        if (!abort.signal.aborted) setFailure(error);
+        if (abort.signal.aborted) return;
+        // Older than the service keeps events: carrying on from it is impossible, so the next connection starts at the present.
+        if (error instanceof BatonError && error.code === 'events_expired') last.current = undefined;
+        setFailure(error);
       }
     })();
     return () => abort.abort();
-  }, [types.join(','), paused]);
+  }, [types.join(','), paused, attempt]);
 
   const toggle = (type: EventType, on: boolean): void => setTypes((current) => (on ? [...current, type] : current.filter((t) => t !== type)));
   const shown = taskFilter.trim() === '' ? events : events.filter((e) => e.data.taskId === taskFilter.trim());
@@ -79,7 +84,10 @@ export function EventsView() {
   return html`<section>
     <${PageTitle} title="Live events">Live events<//>
     <p class="stream-state" role="status" data-testid="stream-state" data-state=${paused ? 'paused' : state}>${STATE_TEXT[paused ? 'paused' : state]}</p>
-    ${failure ? html`<${Problem} error=${failure} what="The event stream stopped" />` : null}
+    ${failure
+      ? html`<${Problem} error=${failure} what="The event stream stopped" />
+          <button type="button" onClick=${() => setAttempt((n) => n + 1)}>Connect again</button>`
+      : null}
     <div class="actions">
       <button type="button" onClick=${() => setPaused(!paused)}>${paused ? 'Resume' : 'Pause'}</button>
       <button type="button" onClick=${() => setEvents([])}>Clear the list</button>

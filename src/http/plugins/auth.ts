@@ -133,6 +133,7 @@ export function devTokenNotice(token: string, config: Pick<Config, 'host' | 'por
     `    ${token}`,
     '',
     `Try it:  curl -H "Authorization: Bearer ${token}" http://${config.host}:${config.port}/v1/checkpoints`,
+    `or open http://${config.host}:${config.port}/console and paste it into the Token field.`,
     'It changes at every start. For real tokens, start with e.g.',
     '    BATON_TOKENS="writer:<secret>,auditor:<secret>,admin:<secret>"',
     'or a BATON_TOKENS_FILE of role:sha256hex[:tenant] lines; see docs/auth.md.',
