@@ -125,7 +125,7 @@ function leaseSpans(audit: readonly AuditEntry[], task: TaskInfo): LeaseSpan[] {
 }
 
 /** What an audit entry says, in words. */
-export function describe(entry: AuditEntry, handoffs: ReadonlyMap<string, Handoff>): string {
+export function sentence(entry: AuditEntry, handoffs: ReadonlyMap<string, Handoff>): string {
   const d = entry.details ?? {};
   const v = entry.version !== undefined ? ` (version ${entry.version})` : '';
   switch (entry.action) {
@@ -247,7 +247,7 @@ export function buildStory({ task, checkpoints, corrupted, audit, handoffs }: St
     seq: entry.seq,
     at: entry.at,
     who: entry.actor.agentId ?? `${entry.actor.role} ${entry.actor.subject}`,
-    what: describe(entry, byId),
+    what: sentence(entry, byId),
     ...(entry.checkpointId ? { checkpointId: entry.checkpointId } : {}),
   }));
 

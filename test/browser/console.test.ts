@@ -12,22 +12,23 @@
  * the temporary directory, so a test run leaves the checkout as it was.
  */
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateSigner } from '../../src/service/signing.js';
 import { buildTestApp, TOKENS, type TestApp } from '../support/app.js';
+import { seriousViolations } from './axe.js';
 import { apiCaller, writeScenario, type Scenario } from './console-scenario.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const REQUIRED = process.env.BATON_REQUIRE_BROWSER === '1';
 const MISSING = `no executable Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 const SHOTS = process.env.BATON_CONSOLE_SCREENSHOTS === '1' ? 'docs/console' : join(tmpdir(), 'baton-console-screenshots');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDE = { width: 1280, height: 800 };
 const NARROW = { width: 390, height: 844 };
+/** Room for a machine running the whole suite at once. */
+const POLL = { timeout: 10_000 };
 
 function executable(path: string): boolean {
   try {
@@ -49,13 +50,6 @@ if (!available && REQUIRED) {
   });
 }
 
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: string[];
-}
-
 describe.runIf(available)('the console in a real browser', () => {
   let t: TestApp;
   let base: string;
@@ -71,12 +65,7 @@ describe.runIf(available)('the console in a real browser', () => {
       await page.setViewportSize(size);
       const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
       expect(scrollWidth, `${what} at ${size.width}×${size.height} scrolls sideways`).toBeLessThanOrEqual(size.width);
-      if ((await page.evaluate('typeof window.axe')) === 'undefined') await page.evaluate(AXE);
-      const violations = (await page.evaluate(
-        `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-      )) as Violation[];
-      const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-      expect(serious, `${what} at ${size.width}×${size.height}`).toEqual([]);
+      expect(await seriousViolations(page), `${what} at ${size.width}×${size.height}`).toEqual([]);
     }
     await page.setViewportSize(WIDE);
   }
@@ -100,6 +89,7 @@ describe.runIf(available)('the console in a real browser', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: WIDE });
+    page.setDefaultTimeout(15_000);
     page.on('console', (message) => {
       if (message.type() === 'error') errors.push({ text: message.text(), url: message.location().url });
     });
@@ -141,7 +131,7 @@ describe.runIf(available)('the console in a real browser', () => {
     await filters.getByRole('button', { name: 'Search' }).click();
     await page.waitForURL(/agentId=agent-c/);
     const rows = page.getByRole('region', { name: 'Search results' }).locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(1);
+    await expect.poll(() => rows.count(), POLL).toBe(1);
     expect(await rows.first().innerText()).toContain('agent-c');
     expect(new URL(page.url()).searchParams.get('label.team')).toBe('core');
     // agent-b's corrupted checkpoint has these words too: it is withheld, and named.
@@ -150,14 +140,14 @@ describe.runIf(available)('the console in a real browser', () => {
 
     // Three readable checkpoints of the task, two a page; the corrupt one is withheld and named.
     await visit(`/console?taskId=${s.task}&limit=2`);
-    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => rows.count(), POLL).toBe(2);
     const pageOne = await rows.allInnerTexts();
     await page.getByRole('button', { name: 'Next page' }).click();
     await page.getByRole('heading', { name: 'Results, page 2' }).waitFor();
-    await expect.poll(() => rows.count()).toBe(1);
+    await expect.poll(() => rows.count(), POLL).toBe(1);
     expect(pageOne).not.toContain((await rows.allInnerTexts())[0]);
     await page.getByRole('button', { name: 'Previous page' }).click();
-    await expect.poll(() => rows.allInnerTexts()).toEqual(pageOne);
+    await expect.poll(() => rows.allInnerTexts(), POLL).toEqual(pageOne);
   });
 
   it('draws the task timeline: checkpoints per agent, the handoff, the recovery, leases with epochs, the broken checkpoint', async () => {
@@ -209,7 +199,7 @@ describe.runIf(available)('the console in a real browser', () => {
     expect(await page.getByTestId('stored-hash').textContent()).toBe(s.recovered.compliance.hash);
     expect(await page.getByTestId('recomputed-hash').textContent()).toBe(s.recovered.compliance.hash);
     expect(await page.getByTestId('hash-verdict').textContent()).toContain('The hashes match');
-    await expect.poll(() => page.getByTestId('signature-verdict').textContent()).toContain('valid');
+    await expect.poll(() => page.getByTestId('signature-verdict').textContent(), POLL).toMatch(/^✓ valid with the published key/);
     const body = await page.locator('main').innerText();
     expect(body).toContain('approval');
     expect(body).toContain(s.recovered.compliance.signature!.signer);
@@ -250,7 +240,7 @@ describe.runIf(available)('the console in a real browser', () => {
     await visit(`/console/tasks/${s.task}/audit`);
     await page.getByRole('region', { name: 'Audit entries' }).waitFor();
     await page.getByRole('button', { name: 'Verify the chain' }).click();
-    await expect.poll(() => page.getByTestId('verify-result').textContent()).toContain('The chain holds');
+    await expect.poll(() => page.getByTestId('verify-result').textContent(), POLL).toContain('The chain holds');
 
     await visit(`/console/tasks/${s.ledger}/audit`);
     await page.getByRole('region', { name: 'Audit entries' }).waitFor();
@@ -264,7 +254,7 @@ describe.runIf(available)('the console in a real browser', () => {
     // The evidence bundle: a tar when this server builds one, else a sentence that says so.
     const download = page.waitForEvent('download', { timeout: 5_000 }).catch(() => undefined);
     await page.getByRole('button', { name: 'Download evidence bundle (.tar)' }).click();
-    await expect.poll(() => page.getByTestId('evidence-status').textContent()).toMatch(/saved|404/);
+    await expect.poll(() => page.getByTestId('evidence-status').textContent(), POLL).toMatch(/saved|404/);
     if ((await page.getByTestId('evidence-status').textContent())!.includes('saved')) {
       const file = await download;
       expect(file?.suggestedFilename()).toBe(`evidence-${s.ledger}.tar`);
@@ -286,12 +276,12 @@ describe.runIf(available)('the console in a real browser', () => {
     await page.getByLabel('CHECKPOINT_CREATED').check();
     await filtered;
     const state = page.getByTestId('stream-state');
-    await expect.poll(() => state.getAttribute('data-state')).toBe('live');
+    await expect.poll(() => state.getAttribute('data-state'), POLL).toBe('live');
     const rows = page.locator('li.event');
 
     await call('POST', `/v1/tasks/live-1/lease`, { agentId: 'agent-x', ttlMs: 600_000 });
     const one = await call('POST', '/v1/checkpoints', { taskId: 'live-1', agentId: 'agent-x' }, { 'baton-lease-epoch': '1' });
-    await expect.poll(() => rows.count()).toBe(1);
+    await expect.poll(() => rows.count(), POLL).toBe(1);
     expect(await rows.first().innerText()).toContain('CHECKPOINT_CREATED');
     expect(await rows.first().innerText()).toContain('live-1');
     await accessible('live events');
@@ -310,7 +300,7 @@ describe.runIf(available)('the console in a real browser', () => {
     expect(reconnect.length).toBeGreaterThan(0);
     expect(reconnect[0]!.headers['last-event-id']).toMatch(/^[0-9a-f]{24}$/);
     expect(reconnect[0]!.url).toContain('types=CHECKPOINT_CREATED');
-    await expect.poll(() => state.getAttribute('data-state')).toBe('live');
+    await expect.poll(() => state.getAttribute('data-state'), POLL).toBe('live');
   });
 
   it('logged no error but the refusals it was shown, and never put the token in an address', () => {
