@@ -19,24 +19,27 @@ const LOADING = Object.freeze({ state: 'loading' as const });
 /**
  * Runs `load` when `deps` change; `reload` runs it again. What a load of
  * other deps found is never shown for these (not even for the one render
- * before the new load starts), and a result that arrives after a newer load
- * started is dropped.
+ * before the new load starts); a reload keeps showing what it has until the
+ * new answer arrives; a result that arrives after a newer load started is
+ * dropped.
  */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): [Loaded<T>, () => void] {
   const [round, setRound] = useState(0);
-  const all = [...deps, round];
-  const [result, setResult] = useState<{ deps: unknown[]; loaded: Loaded<T> }>({ deps: all, loaded: LOADING });
+  const [result, setResult] = useState<{ deps: readonly unknown[]; loaded: Loaded<T> }>({ deps, loaded: LOADING });
   useEffect(() => {
     const abort = new AbortController();
-    setResult({ deps: all, loaded: LOADING });
+    setResult((previous) => (same(previous.deps, deps) ? previous : { deps, loaded: LOADING }));
     load(abort.signal).then(
-      (value) => !abort.signal.aborted && setResult({ deps: all, loaded: { state: 'done', value } }),
-      (error: unknown) => !abort.signal.aborted && setResult({ deps: all, loaded: { state: 'failed', error } }),
+      (value) => !abort.signal.aborted && setResult({ deps, loaded: { state: 'done', value } }),
+      (error: unknown) => !abort.signal.aborted && setResult({ deps, loaded: { state: 'failed', error } }),
     );
     return () => abort.abort();
-  }, all);
-  const current = result.deps.length === all.length && result.deps.every((dep, i) => Object.is(dep, all[i]));
-  return [current ? result.loaded : LOADING, useCallback(() => setRound((n) => n + 1), [])];
+  }, [...deps, round]);
+  return [same(result.deps, deps) ? result.loaded : LOADING, useCallback(() => setRound((n) => n + 1), [])];
+}
+
+function same(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((value, i) => Object.is(value, b[i]));
 }
 
 /** A sentence for a refusal or failure: the service's own problem when it sent one. */

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateSigner } from '../../src/service/signing.js';
-import { buildTestApp, TOKENS, type TestApp } from '../support/app.js';
+import { buildTestApp, checkpointBody, TOKENS, type TestApp } from '../support/app.js';
 import { seriousViolations } from './axe.js';
 import { apiCaller, writeScenario, type Scenario } from './console-scenario.js';
 
@@ -185,6 +185,13 @@ describe.runIf(available)('the console in a real browser', () => {
     await page.locator('#timeline-heading').evaluate((heading) => heading.scrollIntoView());
     await shoot('timeline-narrow', false);
     await page.setViewportSize(WIDE);
+
+    // Followed live, the timeline takes in a checkpoint written now, without reloading the page.
+    await page.getByLabel('Follow live').check();
+    await expect.poll(() => page.getByTestId('follow-state').getAttribute('data-state'), POLL).toBe('live');
+    const next = await apiCaller(base)('POST', '/v1/checkpoints', checkpointBody(s.task, { agentId: 'agent-c', parentId: s.recovered.id }), { 'baton-lease-epoch': '4' });
+    await expect.poll(() => points.count(), POLL).toBe(5);
+    expect(await chart.locator(`a.point[data-checkpoint="${next.id}"]`).getAttribute('aria-label')).toContain('by agent-c');
 
     // Each point is a link to its checkpoint, reached and followed with the keyboard.
     await chart.locator(`a.point[data-checkpoint="${s.recovered.id}"]`).focus();

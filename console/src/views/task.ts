@@ -14,7 +14,7 @@ import type { Handoff, TaskInfo } from '../../../src/client/types.js';
 import { allPages, Badge, Loading, PageTitle, Problem, useLoad } from '../components.js';
 import { formatDateTime, shortId } from '../format.js';
 import { paths } from '../router.js';
-import { client } from '../session.js';
+import { client, onStreamState, type StreamState } from '../session.js';
 import { buildStory, type Story } from '../story.js';
 import { TimelineChart } from '../timeline-chart.js';
 import type { Spacing } from '../timeline-layout.js';
@@ -132,9 +132,47 @@ function useWidth(shown: boolean): [RefObject<HTMLDivElement | null>, number] {
   return [ref, width];
 }
 
+/**
+ * While `on`, reloads the task shortly after each event about it (the
+ * tenant's event stream, as the live view reads it); the state of the
+ * stream's connection, to show.
+ */
+function useFollow(taskId: string, on: boolean, reload: () => void): StreamState | undefined {
+  const [state, setState] = useState<StreamState | undefined>(undefined);
+  useEffect(() => {
+    if (!on) return;
+    const abort = new AbortController();
+    const stop = onStreamState(setState);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    (async () => {
+      try {
+        for await (const event of client.events.stream({ signal: abort.signal })) {
+          if (event.data.taskId !== taskId) continue;
+          // A burst of events (a handoff writes several) is one reload.
+          clearTimeout(timer);
+          timer = setTimeout(reload, 250);
+        }
+      } catch {
+        setState('lost');
+      }
+    })();
+    return () => {
+      abort.abort();
+      stop();
+      clearTimeout(timer);
+      setState(undefined);
+    };
+  }, [taskId, on]);
+  return state;
+}
+
+const FOLLOW_TEXT: Record<StreamState, string> = { connecting: 'connecting…', live: 'following: changes appear as they happen', lost: 'connection lost; reconnecting…' };
+
 export function TaskView({ taskId }: { taskId: string }) {
   const [spacing, setSpacing] = useState<Spacing>('order');
+  const [follow, setFollow] = useState(false);
   const [data, reload] = useLoad((signal) => loadTask(taskId, signal), [taskId]);
+  const following = useFollow(taskId, follow, reload);
   const [chartRef, chartWidth] = useWidth(data.state === 'done');
   return html`<section>
     <${PageTitle} title=${`Task ${taskId}`}>Task <span class="mono">${taskId}</span><//>
@@ -142,6 +180,8 @@ export function TaskView({ taskId }: { taskId: string }) {
       <a href=${paths.audit(taskId)}>Audit trail and verification</a>
       <a href=${paths.search(new URLSearchParams({ taskId }))}>Search this task's checkpoints</a>
       <button type="button" onClick=${reload}>Refresh</button>
+      <label class="check"><input type="checkbox" checked=${follow} onChange=${(e: Event) => setFollow((e.currentTarget as HTMLInputElement).checked)} /> Follow live</label>
+      <span class="muted" role="status" data-testid="follow-state" data-state=${following ?? 'off'}>${following ? FOLLOW_TEXT[following] : ''}</span>
     </p>
     ${data.state === 'loading' ? html`<${Loading} what="the task" />` : null}
     ${data.state === 'failed' ? html`<${Problem} error=${data.error} what="The task could not be read" />` : null}
