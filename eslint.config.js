@@ -56,4 +56,14 @@ export default tseslint.config(
   { files: ['src/http/**/*.ts'], rules: restrict(...keyLayout, adapters, storeValues, repositoryValues) },
   { files: ['src/cli/**/*.ts'], rules: restrict(...keyLayout, adapters, { group: ['**/http/*', '**/app', '**/app.js'], message: 'src/cli/ uses the service and the client, never src/http/.' }) },
   { files: ['src/**/*.ts'], ignores: ['src/store/**', 'src/service/transactions.ts'], rules: { 'no-restricted-syntax': ['error', oneRunner] } },
+  {
+    // The console runs in browsers over the public HTTP API: of the server's code it bundles only the client and the event names.
+    files: ['console/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '/src/(?!client/|domain/events\\.js$)', allowTypeImports: true, message: 'console/ reaches Baton through src/client/ (the public HTTP API); only types of the server may be named here.' }] },
+      ],
+    },
+  },
 );

@@ -10,6 +10,7 @@ import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
 import { httpsOptions } from './http/tls.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
+import { consoleRoutes } from './http/routes/console.js';
 import { eventRoutes } from './http/routes/events.js';
 import { formatRoutes } from './http/routes/formats.js';
 import { handoffRoutes } from './http/routes/handoffs.js';
@@ -70,5 +71,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(keyRoutes, { signer: ctx.signer });
   await app.register(mcpRoutes, { ctx });
   await app.register(adminRoutes, { ctx, faults: runtime.faults, onFaultsCleared: () => void runtime.kickReplay() });
+  await app.register(consoleRoutes);
   return app;
 }

@@ -49,11 +49,18 @@ export function sealEntries(taskId: string, tip: ChainTip, drafts: readonly Audi
   return { entries, tip: { seq, hash } };
 }
 
+/** What a check compared where the chain broke: the sequence number, the link to the entry before, or the entry's own hash. */
+export type ChainLink = { seq: number } | { prevHash: string } | { hash: string };
+
 export interface ChainCheck {
   ok: boolean;
   entries: number;
   firstBrokenSeq?: number;
   reason?: string;
+  /** Where the chain broke: what the entry should have held, given the entries before it. */
+  expected?: ChainLink;
+  /** What was found there instead (`seq: 0` when no entry was found at all). */
+  found?: ChainLink;
 }
 
 /** Walks a task's chain from the start and names the first entry that does not hold. */
@@ -61,9 +68,14 @@ export function checkChain(entries: Iterable<AuditEntry>, state: { expectedSeq: 
   for (const entry of entries) {
     state.count += 1;
     const { hash, ...body } = entry;
-    if (entry.seq !== state.expectedSeq) return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry' };
-    if (entry.prevHash !== state.prevHash) return { ok: false, entries: state.count, firstBrokenSeq: entry.seq, reason: 'broken link' };
-    if (chainHash(state.prevHash, body) !== hash) return { ok: false, entries: state.count, firstBrokenSeq: entry.seq, reason: 'hash mismatch' };
+    if (entry.seq !== state.expectedSeq) {
+      return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { seq: state.expectedSeq }, found: { seq: entry.seq } };
+    }
+    if (entry.prevHash !== state.prevHash) {
+      return { ok: false, entries: state.count, firstBrokenSeq: entry.seq, reason: 'broken link', expected: { prevHash: state.prevHash }, found: { prevHash: entry.prevHash } };
+    }
+    const recomputed = chainHash(state.prevHash, body);
+    if (recomputed !== hash) return { ok: false, entries: state.count, firstBrokenSeq: entry.seq, reason: 'hash mismatch', expected: { hash: recomputed }, found: { hash } };
     state.prevHash = hash;
     state.expectedSeq += 1;
   }

@@ -62,8 +62,12 @@ export async function verifyAudit(ctx: ServiceContext, actor: Actor, taskId: str
   const broken = checkChain(batch, state);
   if (broken) return broken;
   // The head remembers the tip: entries cut off the end of the chain are a break too.
-  if (state.expectedSeq - 1 < head.audit.seq || state.prevHash !== head.audit.hash) {
-    return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry' };
+  const lastSeq = state.expectedSeq - 1;
+  if (lastSeq < head.audit.seq) {
+    return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { seq: head.audit.seq }, found: { seq: lastSeq } };
+  }
+  if (state.prevHash !== head.audit.hash) {
+    return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { hash: head.audit.hash }, found: { hash: state.prevHash } };
   }
   return { ok: true, entries: state.count };
 }

@@ -32,6 +32,14 @@ describe('layering rules', () => {
     expect(await restricted('src/langgraph/new-part.ts', source)).toEqual([expect.stringContaining('through src/client/')]);
     expect(await restricted('src/langgraph/new-part.ts', "import { BatonClient } from '../client/index.js';\nexport const c = BatonClient;\n")).toEqual([]);
   });
+
+  it('keep the console to the client, the event names and types of the server', async () => {
+    const hash = "import { canonicalJson } from '../../src/domain/hash.js';\nexport const c = canonicalJson;\n";
+    expect(await restricted('console/src/new-view.ts', hash)).toEqual([expect.stringContaining('console/ reaches Baton through src/client/')]);
+    expect(await restricted('console/src/new-view.ts', "import type { Checkpoint } from '../../src/domain/checkpoint.js';\nexport type C = Checkpoint;\n")).toEqual([]);
+    expect(await restricted('console/src/new-view.ts', "import { BatonClient } from '../../src/client/client.js';\nexport const c = BatonClient;\n")).toEqual([]);
+    expect(await restricted('console/src/new-view.ts', "import { EVENT_TYPES } from '../../src/domain/events.js';\nexport const e = EVENT_TYPES;\n")).toEqual([]);
+  });
 });
 
 async function messages(filePath: string, source: string, rule: string): Promise<string[]> {

@@ -65,7 +65,8 @@ function sha256(text: string): Buffer {
 
 /** Whether a route (by its pattern, e.g. `/docs/static/*`) answers without a token. */
 export function isPublicRoute(method: string, route: string): boolean {
-  return READ_METHODS.has(method) && (PUBLIC_ROUTES.has(route) || route.startsWith('/docs/'));
+  // The console's page and assets are static; the API calls it makes carry the user's token.
+  return READ_METHODS.has(method) && (PUBLIC_ROUTES.has(route) || route.startsWith('/docs/') || route === '/console' || route.startsWith('/console/'));
 }
 
 function tokenEntry(fields: string[], digest: (secret: string) => Buffer | undefined, where: string): TokenEntry {
@@ -135,6 +136,7 @@ export function devTokenNotice(token: string, config: Pick<Config, 'host' | 'por
     `    ${token}`,
     '',
     `Try it:  curl -H "Authorization: Bearer ${token}" http://${config.host}:${config.port}/v1/checkpoints`,
+    `or open http://${config.host}:${config.port}/console and paste it into the Token field.`,
     'It changes at every start. For real tokens, start with e.g.',
     '    BATON_TOKENS="writer:<secret>,auditor:<secret>,admin:<secret>"',
     'or a BATON_TOKENS_FILE of role:sha256hex[:tenant] lines; see docs/auth.md.',

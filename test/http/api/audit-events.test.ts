@@ -3,6 +3,7 @@
  * event feed (DESIGN §3: CloudEvents 1.0 in commit order, with cursors).
  */
 import { describe, expect, it } from 'vitest';
+import { chainHash, type AuditEntry } from '../../../src/domain/audit.js';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
 import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
@@ -106,6 +107,46 @@ describe('audit trail', () => {
     const res = await get('/v1/tasks/task-audit/audit/verify', 'auditor');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ ok: false, firstBrokenSeq: 2 });
+  });
+
+  describe('says what it expected and what it found where the chain broke', () => {
+    const key = (seq: number) => tenantKeyspace('default').audit.pack('task-audit', seq);
+    const stored = async (seq: number): Promise<AuditEntry> => {
+      let entry: AuditEntry | undefined;
+      await testApp().store.transact(async (tx) => {
+        entry = decodeValue<AuditEntry>((await tx.get(key(seq)))!);
+      });
+      return entry!;
+    };
+    const verify = async () => (await get('/v1/tasks/task-audit/audit/verify', 'auditor')).json() as Json;
+
+    it('a changed entry: the hash recomputed from its content, and the hash stored with it', async () => {
+      await fiveChanges();
+      const tampered = { ...(await stored(2)), at: '2000-01-01T00:00:00.000Z' };
+      await testApp().store.transact(async (tx) => tx.set(key(2), encodeValue(tampered)));
+      const { hash, ...body } = tampered;
+      expect(await verify()).toEqual({ ok: false, entries: 2, firstBrokenSeq: 2, reason: 'hash mismatch', expected: { hash: chainHash(body.prevHash, body) }, found: { hash } });
+    });
+
+    it('a broken link: the hash of the entry before, and the prevHash found', async () => {
+      await fiveChanges();
+      const before = await stored(2);
+      const relinked = { ...(await stored(3)), prevHash: 'f'.repeat(64) };
+      await testApp().store.transact(async (tx) => tx.set(key(3), encodeValue(relinked)));
+      expect(await verify()).toEqual({ ok: false, entries: 3, firstBrokenSeq: 3, reason: 'broken link', expected: { prevHash: before.hash }, found: { prevHash: 'f'.repeat(64) } });
+    });
+
+    it('a removed entry: the sequence number expected, and the one found in its place', async () => {
+      await fiveChanges();
+      await testApp().store.transact(async (tx) => tx.clear(key(2)));
+      expect(await verify()).toEqual({ ok: false, entries: 2, firstBrokenSeq: 2, reason: 'missing entry', expected: { seq: 2 }, found: { seq: 3 } });
+    });
+
+    it('entries cut off the end: the last sequence number the task remembers, and the last one found', async () => {
+      await fiveChanges();
+      await testApp().store.transact(async (tx) => tx.clear(key(5)));
+      expect(await verify()).toEqual({ ok: false, entries: 4, firstBrokenSeq: 5, reason: 'missing entry', expected: { seq: 5 }, found: { seq: 4 } });
+    });
   });
 
   it('exports the trail as NDJSON: one JSON entry per line', async () => {
