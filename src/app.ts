@@ -20,6 +20,7 @@ import { leaseRoutes } from './http/routes/leases.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { recoveryRoutes } from './http/routes/recoveries.js';
 import { resumeRoutes } from './http/routes/resume.js';
+import { retentionRoutes } from './http/routes/retention.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from './service/runtime.js';
 
@@ -62,6 +63,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(checkpointRoutes, { ctx });
   await app.register(taskRoutes, { ctx, writerPurge: config.writerPurge === '1' });
+  await app.register(retentionRoutes, { ctx });
   await app.register(handoffRoutes, { ctx });
   await app.register(leaseRoutes, { ctx });
   await app.register(recoveryRoutes, { ctx });

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { STORE_LIMITS } from './store/store.js';
 
 const port = z.coerce.number().int().min(0).max(65_535);
+const isoDurationSetting = z.string().regex(/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/, 'must be an ISO 8601 duration such as P30D');
 const ms = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 /**
@@ -118,6 +119,13 @@ const operationSettings = {
   operationSweepMs: setting('BATON_OPERATION_SWEEP_MS', ms(10, 24 * 60 * 60 * 1000).default(60_000)),
 };
 
+/** Keeping and letting go: the tenant defaults under each task's own policy (`docs/retention.md`). */
+const retentionSettings = {
+  defaultRetention: setting('BATON_DEFAULT_RETENTION', isoDurationSetting.optional()),
+  defaultExpireAfter: setting('BATON_DEFAULT_EXPIRE_AFTER', isoDurationSetting.optional()),
+  defaultKeepLast: setting('BATON_DEFAULT_KEEP_LAST', z.coerce.number().int().min(1).max(1_000_000).optional()),
+};
+
 /** Rehearsing outages. */
 const faultSettings = {
   allowFaults: setting('BATON_ALLOW_FAULTS', z.enum(['0', '1']).default('0')),
@@ -133,6 +141,7 @@ export const SETTINGS = {
   protocol: protocolSettings,
   queue: queueSettings,
   operations: operationSettings,
+  retention: retentionSettings,
   faults: faultSettings,
 } as const;
 

@@ -93,6 +93,18 @@ export const completeRecoveryCommand = command('recovery.complete', { recoveryId
 /** An admin's: the circuit breaker is closed again and the task may be recovered. */
 export const unblockTaskCommand = command('task.unblock', { taskId: externalId, reason: z.string().optional() });
 export const setTaskStateCommand = command('task.state', { taskId: externalId, ...taskStateBody.shape });
+/** An admin's: the task's own retention policy; `null` clears a member (the tenant default applies again). */
+export const setPolicyCommand = command('task.policy', {
+  taskId: externalId,
+  retention: z.string().nullable().optional(),
+  expireAfter: z.string().nullable().optional(),
+  keepLast: z.number().int().nullable().optional(),
+});
+/** An admin's: a legal hold placed (`reason`) or lifted. */
+export const legalHoldCommand = command('task.hold', { taskId: externalId, hold: z.boolean(), reason: z.string().optional() });
+/** Old checkpoints removed under `keepLast`, never what must stay (`service/retention.ts`). */
+export const compactTaskCommand = command('task.compact', { taskId: externalId, keepLast: z.number().int().min(1), protect: z.array(z.string()) });
+
 /** Removes every checkpoint of a task; its head and audit chain stay, with a tombstone entry. */
 export const purgeTaskCommand = command('task.purge', { taskId: externalId });
 
@@ -112,6 +124,9 @@ export type CompleteRecovery = z.infer<typeof completeRecoveryCommand>;
 export type UnblockTask = z.infer<typeof unblockTaskCommand>;
 export type SetTaskState = z.infer<typeof setTaskStateCommand>;
 export type PurgeTask = z.infer<typeof purgeTaskCommand>;
+export type SetPolicy = z.infer<typeof setPolicyCommand>;
+export type LegalHoldChange = z.infer<typeof legalHoldCommand>;
+export type CompactTask = z.infer<typeof compactTaskCommand>;
 
 /** An agent taking over a task: by acknowledging a handoff or completing a recovery. */
 export type Successor = z.infer<typeof successorBody> & { leaseId: string };
@@ -135,7 +150,7 @@ export const deadLetterCommand = command('queue.dead_letter', {
 export type DeadLetterWrite = z.infer<typeof deadLetterCommand>;
 
 export type LeaseCommand = AcquireLease | RenewLease | ReleaseLease | ExpireLease;
-export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState | PurgeTask;
+export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState | PurgeTask | SetPolicy | LegalHoldChange | CompactTask;
 export type Command = CheckpointCommand | RecordCorruption | ProtocolCommand | DeadLetterWrite;
 
 /** The checkpoint a queueable command changes (a link changes its child). */

@@ -21,6 +21,10 @@ export const EVENT_TYPES = [
   'LEASE_ACQUIRED',
   'LEASE_EXPIRED',
   'WRITE_DEAD_LETTERED',
+  'TASK_POLICY_SET',
+  'LEGAL_HOLD_PLACED',
+  'LEGAL_HOLD_RELEASED',
+  'CHECKPOINTS_COMPACTED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

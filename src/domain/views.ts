@@ -27,6 +27,8 @@ export interface LineageNode {
   status: Checkpoint['status'];
   phase?: string;
   createdAt: string;
+  /** A stub: the checkpoint was compacted away; its place in the lineage stays. */
+  compacted?: true;
 }
 
 export interface Lineage {

@@ -26,10 +26,14 @@ export async function getCheckpoint(ctx: ServiceContext, actor: Actor, checkpoin
   const loaded = await snapshot(ctx, actor.tenant, async (repo) => {
     const taskId = await repo.checkpoints.taskOf(checkpointId);
     if (taskId === undefined) return undefined;
-    return version === undefined ? repo.checkpoints.current(taskId, checkpointId) : repo.checkpoints.version(taskId, checkpointId, version);
+    const found = version === undefined ? await repo.checkpoints.current(taskId, checkpointId) : await repo.checkpoints.version(taskId, checkpointId, version);
+    // An id whose record is gone was compacted (a purge takes the id too).
+    if (found === undefined && (await repo.checkpoints.current(taskId, checkpointId)) === undefined) return 'compacted' as const;
+    return found;
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'get' }, performance.now() - started);
   if (loaded === undefined) throw new AppError('not_found');
+  if (loaded === 'compacted') throw new AppError('checkpoint_compacted', { extra: { checkpointId } });
   if (!loaded.ok) {
     await ctx.integrity.report(ctx, actor, [loaded.corruption]);
     throw new AppError('checkpoint_corrupted', { extra: { checkpointId } });
@@ -235,8 +239,10 @@ async function lineageNode(repo: Repository, id: string): Promise<LineageNode | 
   const taskId = await repo.checkpoints.taskOf(id);
   if (taskId === undefined) return undefined;
   const loaded = await repo.checkpoints.current(taskId, id);
+  // A compacted node is a stub, so the lineage of what is kept still reaches its root.
+  if (loaded === undefined) return { id, taskId, agentId: '', iteration: 0, status: 'active', createdAt: '', compacted: true };
   // A corrupt node is still shown, without content, so the chain stays visible.
-  if (loaded === undefined || !loaded.ok) return { id, taskId, agentId: '', iteration: 0, status: 'active', createdAt: '' };
+  if (!loaded.ok) return { id, taskId, agentId: '', iteration: 0, status: 'active', createdAt: '' };
   const c = loaded.doc.checkpoint;
   const n: LineageNode = { id, taskId, agentId: c.agentId, iteration: c.iteration, status: c.status, createdAt: c.createdAt };
   if (c.agentType) n.agentType = c.agentType;

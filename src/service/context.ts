@@ -7,6 +7,7 @@
 import type { Checkpoint } from '../domain/checkpoint.js';
 import type { Actor, QueueableCommand, Queued } from '../domain/commands.js';
 import type { BreakerSettings } from '../domain/recovery.js';
+import type { TaskPolicy } from '../domain/retention.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Repository, type Corruption } from './repository/repository.js';
@@ -67,6 +68,8 @@ export interface ServiceContext {
   queue?: QueuePort;
   /** The circuit breaker of recoveries. */
   breaker: BreakerSettings;
+  /** The tenant's retention defaults, under each task's own policy. */
+  retentionDefaults: TaskPolicy;
   /** The CloudEvents `source` of this deployment. */
   eventSource: string;
   now(): Date;

@@ -17,6 +17,7 @@ import { acknowledgeHandoff, startHandoff } from './handoff.js';
 import { acquireLease, expireLease, releaseLease, renewLease } from './leases.js';
 import { completeRecovery, startRecovery, unblockTask } from './recovery.js';
 import { purgeTask } from './purge.js';
+import { changeLegalHold, compactTask, setPolicy } from './retention.js';
 import { setTaskState } from './tasks.js';
 
 /** Each command's handler. */
@@ -38,6 +39,9 @@ const HANDLERS = {
   'task.state': setTaskState,
   'task.purge': purgeTask,
   'queue.dead_letter': recordDeadLetter,
+  'task.policy': setPolicy,
+  'task.hold': changeLegalHold,
+  'task.compact': compactTask,
 } as const satisfies { [K in Command['kind']]: (ctx: ServiceContext, command: Extract<Command, { kind: K }>) => Promise<unknown> };
 
 type Handlers = typeof HANDLERS;

@@ -78,6 +78,11 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     maxCheckpointBytes: config.maxCheckpointBytes,
     transactionDeadlineMs: config.transactionDeadlineMs,
     ...(config.taskLanes === 'on' || (config.taskLanes === 'auto' && options.store.name === 'fdb') ? { lanes: new TaskLanes() } : {}),
+    retentionDefaults: {
+      ...(config.defaultRetention !== undefined ? { retention: config.defaultRetention } : {}),
+      ...(config.defaultExpireAfter !== undefined ? { expireAfter: config.defaultExpireAfter } : {}),
+      ...(config.defaultKeepLast !== undefined ? { keepLast: config.defaultKeepLast } : {}),
+    },
     eventSource: '/baton',
     now: options.clock ?? (() => new Date()),
   };

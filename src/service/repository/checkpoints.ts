@@ -181,6 +181,25 @@ export class CheckpointRows {
     this.index.update(checkpoint, undefined);
   }
 
+  /**
+   * Compacts a checkpoint away: its current version, every earlier version and
+   * its index entries go; its id (so reads answer 410, not 404), its history
+   * slot and its lineage rows stay, so the lineage of what is kept still
+   * reaches its root through it.
+   */
+  compact(checkpoint: Checkpoint): void {
+    clearRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id]);
+    const revisions = this.ks.revisions.range(checkpoint.id);
+    this.tx.clearRange(revisions.begin, revisions.end);
+    this.index.update(checkpoint, undefined);
+  }
+
+  /** What a compacted checkpoint left behind (its id and history slot), removed by a purge. */
+  forget(taskId: string, checkpointId: string, seq: number): void {
+    this.tx.clear(this.ks.ids.pack(checkpointId));
+    this.tx.clear(this.ks.history.pack(taskId, seq));
+  }
+
   /** Up to `limit` entries of a task's history, newest first, older than `beforeSeq` when given. */
   async history(taskId: string, limit: number, beforeSeq?: number): Promise<HistoryEntry[]> {
     const { begin, end } = this.ks.history.range(taskId);

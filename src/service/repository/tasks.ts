@@ -6,6 +6,7 @@
  */
 import type { ChainTip } from '../../domain/audit.js';
 import type { Lease } from '../../domain/leases.js';
+import type { LegalHold, TaskPolicy } from '../../domain/retention.js';
 import type { TaskState } from '../../domain/task-state.js';
 import { readRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
@@ -33,6 +34,10 @@ export interface TaskHead {
   recoveries?: string[];
   /** Set while the task is blocked, with why and since when. */
   blocked?: { at: string; reason: string };
+  /** The task's own retention policy (`PUT /v1/tasks/:taskId/policy`). */
+  policy?: TaskPolicy;
+  /** Set while a legal hold applies: nothing of the task is purged, compacted or expired. */
+  legalHold?: LegalHold;
 }
 
 export class TaskRows {
