@@ -1,83 +1,9 @@
 /**
- * The service's entry point: read the configuration, open the store, build
- * the app, listen, and close gracefully on SIGINT or SIGTERM, or when the
- * process that started it exits.
+ * The service's entry point (`npm start`): runs the server until it is told
+ * to stop (`server.ts`).
  *
  * @module
  */
-import { pino } from 'pino';
-import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
-import { openRuntime } from './service/runtime.js';
-import { openStore } from './store/open.js';
-import { StoreError } from './store/store.js';
+import { serveOrExit } from './server.js';
 
-let logger = pino({ redact: LOG_REDACT_PATHS });
-
-/** How long a shutdown waits for requests in flight before it closes their connections. */
-const DRAIN_MS = 10_000;
-
-/** How often the server checks that the process that started it is still there. */
-const PARENT_POLL_MS = 250;
-
-/** The command-line flag that exposes POST /v1/admin/faults; never on by default. */
-const FAULT_FLAG = '--enable-fault-injection';
-
-async function main(): Promise<void> {
-  const config = loadConfig();
-  logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
-  const faultInjection = process.argv.includes(FAULT_FLAG);
-  if (faultInjection && config.nodeEnv === 'production' && config.allowFaults !== '1') {
-    throw new ConfigError(`${FAULT_FLAG} is refused with NODE_ENV=production; set BATON_ALLOW_FAULTS=1 as well to rehearse an outage in production.`);
-  }
-  if (faultInjection) logger.warn({}, 'fault injection is enabled: admins can make the store unavailable through POST /v1/admin/faults');
-  const store = await openStore(config);
-  const runtime = await openRuntime(config, { store, log: logger, faultInjection });
-  const app = await buildApp({ runtime, logger });
-  runtime.start();
-  await app.listen({ port: config.port, host: config.host });
-
-  let closing = false;
-  const close = async (reason: string): Promise<void> => {
-    if (closing) return;
-    closing = true;
-    logger.info({ reason }, 'shutting down');
-    // app.close() lets requests in flight finish, but a keep-alive connection
-    // that goes idle after it began stays open until its timeout: close such
-    // connections as they go idle, and all of them once the drain time is up.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-    const deadline = setTimeout(() => app.server.closeAllConnections(), DRAIN_MS);
-    await app.close();
-    clearInterval(sweep);
-    clearTimeout(deadline);
-    // The replayer finishes the write it is applying before the queue and then the store close.
-    await runtime.close();
-    await store.close();
-    logger.info('shut down');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void close('SIGINT'));
-  process.on('SIGTERM', () => void close('SIGTERM'));
-
-  // `npm start` runs the server under npm and a shell; stopping npm by its pid
-  // must not leave the server holding the port. An orphan is adopted by init
-  // or a subreaper, so a changed parent pid means the parent is gone. A server
-  // started by init itself (pid 1, as in a container) has no parent to lose.
-  const parent = process.ppid;
-  if (parent > 1) {
-    setInterval(() => {
-      if (process.ppid !== parent) void close('parent exited');
-    }, PARENT_POLL_MS).unref();
-  }
-}
-
-main().catch((error: unknown) => {
-  // Configuration and store problems are the operator's to fix: one sentence, no stack.
-  if (error instanceof ConfigError || (error instanceof StoreError && error.code === 'not_configured')) {
-    console.error(error.message);
-  } else {
-    logger.fatal({ err: error }, 'the service could not start');
-  }
-  process.exit(1);
-});
+serveOrExit();

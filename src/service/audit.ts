@@ -71,3 +71,15 @@ export async function verifyAudit(ctx: ServiceContext, actor: Actor, taskId: str
   }
   return { ok: true, entries: state.count };
 }
+
+const isAfterTask = (value: unknown): value is { t: string } => typeof value === 'object' && value !== null && typeof (value as { t?: unknown }).t === 'string';
+
+/** GET /v1/tasks: the tenant's task ids in id order, paged (what `baton verify` walks). */
+export async function listTasks(ctx: ServiceContext, actor: Actor, limit: number, cursor?: string): Promise<Page<{ taskId: string }>> {
+  const after = decodeCursor(cursor, isAfterTask)?.t;
+  const ids = await snapshot(ctx, actor.tenant, (repo) => repo.tasks.ids(after, limit + 1));
+  const items = ids.slice(0, limit).map((taskId) => ({ taskId }));
+  const page: Page<{ taskId: string }> = { items };
+  if (ids.length > limit) page.nextCursor = encodeCursor({ t: items[items.length - 1]!.taskId });
+  return page;
+}

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
-import { auditEntries, auditPage, taskExists, verifyAudit } from '../../service/audit.js';
+import { auditEntries, auditPage, listTasks, taskExists, verifyAudit } from '../../service/audit.js';
 import type { ServiceContext } from '../../service/context.js';
 import { latestCheckpoint, taskHistory } from '../../service/checkpoint-reads.js';
 import { evidenceBundle } from '../../service/evidence.js';
@@ -28,6 +28,10 @@ export interface TaskRouteOptions {
 
 export async function taskRoutes(base: FastifyInstance, { ctx, writerPurge = false }: TaskRouteOptions): Promise<void> {
   const app = base.withTypeProvider<ZodTypeProvider>();
+
+  app.get('/v1/tasks', { schema: { tags: ['tasks'], summary: 'The tenant’s task ids, in id order, paged', querystring: pageQuery } }, async (request) =>
+    listTasks(scoped(ctx, request), actorOf(request), request.query.limit, request.query.cursor),
+  );
 
   app.get(
     '/v1/tasks/:taskId',

@@ -51,6 +51,24 @@ export class TaskRows {
     return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId]);
   }
 
+  /** Up to `limit` task ids after `after`, in id order (a head's chunks share its id: each counts once). */
+  async ids(after: string | undefined, limit: number): Promise<string[]> {
+    const range = this.ks.tasks.range();
+    const begin = after === undefined ? range.begin : this.ks.tasks.range(after).end;
+    const ids: string[] = [];
+    let from = begin;
+    while (ids.length < limit) {
+      const rows = await this.tx.getRange(from, range.end, { limit: limit - ids.length });
+      if (rows.length === 0) return ids;
+      for (const row of rows) {
+        const id = this.ks.tasks.unpack(row.key)[0] as string;
+        if (ids[ids.length - 1] !== id) ids.push(id);
+      }
+      from = this.ks.tasks.range(ids[ids.length - 1]!).end;
+    }
+    return ids;
+  }
+
   async putHead(head: TaskHead): Promise<void> {
     await writeRecord(this.tx, this.ks.tasks, [head.taskId], head);
   }
