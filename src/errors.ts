@@ -45,6 +45,7 @@ export const ERRORS = {
   internal_error: { status: 500, title: 'Internal error', message: 'The service failed to handle the request; it has been logged. Retry later.' },
   store_unavailable: { status: 503, title: 'Store unavailable', message: 'The store cannot serve the request right now; retry after a short wait.' },
   task_contended: { status: 503, title: 'Task contended', message: 'Too many writers changed this task at once and this write kept losing; retry after the time in Retry-After.' },
+  store_format_unsupported: { status: 503, title: 'Store format unsupported', message: 'The store was written by a newer version of Baton than this one; run that version or a newer one.' },
   queue_full: { status: 503, title: 'Queue full', message: 'The store is unavailable and the local write queue is full; retry after a short wait.' },
 } as const satisfies Record<string, { status: number; title: string; message: string }>;
 

@@ -15,7 +15,9 @@
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
-import { applyQueueable, checkpointOf, type QueueableCommand, type Queued } from '../domain/commands.js';
+import { z } from 'zod';
+import { ConfigError } from '../config.js';
+import { applyQueueable, checkpointOf, queueableCommandSchema, type QueueableCommand, type Queued } from '../domain/commands.js';
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
@@ -36,6 +38,23 @@ export interface WriteQueueOptions {
   journal?: JournalOptions;
 }
 
+/**
+ * The journal's record as the queue reads it back: JSON (`journal.ts` frames
+ * and checksums it) validated against the command schemas, so a record this
+ * version cannot apply stops the start with one sentence instead of being
+ * cast and half applied.
+ */
+const queuedRecordSchema = z.object({ enqueuedAt: z.string(), taskId: z.string().optional(), command: queueableCommandSchema });
+
+function readQueued(value: unknown, index: number): QueuedRecord {
+  const parsed = queuedRecordSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new ConfigError(
+    `The write queue's journal holds a write this version cannot apply (record ${index + 1}, ${issue?.path.join('.') || 'record'}: ${issue?.message ?? 'invalid'}); start the version that wrote it to drain the queue, or move BATON_QUEUE_DIR aside.`,
+  );
+}
+
 /** Ids are scoped by tenant: one tenant's queued writes are invisible to another. */
 function scoped(tenant: string, id: string): string {
   return `${tenant}\u0000${id}`;
@@ -53,13 +72,18 @@ export class WriteQueue implements QueuePort {
     pending: unknown[],
     private readonly maxBytes: number,
   ) {
-    this.pending = pending as QueuedRecord[];
+    this.pending = pending.map((record, index) => readQueued(record, index));
     for (const record of this.pending) this.count(record, +1);
   }
 
   static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
     const { journal, pending, cut } = await Journal.open(options.dir, options.journal);
-    return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
+    try {
+      return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
+    } catch (error) {
+      await journal.close();
+      throw error;
+    }
   }
 
   get depth(): number {

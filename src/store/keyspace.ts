@@ -222,8 +222,17 @@ export const CHUNK_BYTES = 90_000;
  * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
  * version are cleared, so a record that shrinks leaves nothing behind.
  */
-export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown): Promise<number> {
-  const bytes = encodeValue(value);
+/** How a space's values become bytes and back (`service/repository/codec.ts` holds one per space). */
+export interface ValueCodec {
+  encode(value: unknown): Bytes;
+  decode(bytes: Bytes): unknown;
+}
+
+/** MessagePack: the encoding of every space today. */
+export const MESSAGE_PACK: ValueCodec = { encode: encodeValue, decode: decodeValue };
+
+export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK): Promise<number> {
+  const bytes = codec.encode(value);
   const base = subspace.pack(...keyParts);
   const whole = Buffer.concat([base, ONE_PART_ZERO]);
   // Two point reads tell the common cases apart without a range read: a
@@ -244,8 +253,8 @@ export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts:
 }
 
 /** Writes a record under a key that has never held one (a new id), skipping the reads. */
-export function writeNewRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown): number {
-  const bytes = encodeValue(value);
+export function writeNewRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK): number {
+  const bytes = codec.encode(value);
   if (bytes.length <= CHUNK_BYTES) {
     tx.set(subspace.pack(...keyParts, 0), bytes);
     return bytes.length;
@@ -262,9 +271,10 @@ export async function readRecord<T = unknown>(
   tx: Transaction,
   subspace: Subspace,
   keyParts: KeyPart[],
+  codec: ValueCodec = MESSAGE_PACK,
 ): Promise<T | undefined> {
   const bytes = await readRecordBytes(tx, subspace, keyParts);
-  return bytes === undefined ? undefined : decodeValue<T>(bytes);
+  return bytes === undefined ? undefined : (codec.decode(bytes) as T);
 }
 
 /** The stored bytes of a record, reassembled from its chunks. */

@@ -5,8 +5,9 @@
  * @module
  */
 import type { AuditEntry } from '../../domain/audit.js';
-import { decodeValue, encodeValue } from '../../store/keyspace.js';
+
 import type { Transaction } from '../../store/store.js';
+import { CODECS, decode } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 export class AuditRows {
@@ -16,12 +17,12 @@ export class AuditRows {
   ) {}
 
   append(entries: readonly AuditEntry[]): void {
-    for (const entry of entries) this.tx.set(this.ks.audit.pack(entry.taskId, entry.seq), encodeValue(entry));
+    for (const entry of entries) this.tx.set(this.ks.audit.pack(entry.taskId, entry.seq), CODECS.audit.encode(entry));
   }
 
   /** Up to `limit` entries of a task after sequence `afterSeq`, in order. */
   async after(taskId: string, afterSeq: number, limit: number): Promise<AuditEntry[]> {
     const rows = await this.tx.getRange(this.ks.audit.pack(taskId, afterSeq + 1), this.ks.audit.range(taskId).end, { limit });
-    return rows.map((row) => decodeValue<AuditEntry>(row.value));
+    return rows.map((row) => decode<AuditEntry>('audit', row.value));
   }
 }

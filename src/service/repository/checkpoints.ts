@@ -7,9 +7,10 @@
  * @module
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
-import { clearRecord, decodeValue, encodeValue, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
+import { clearRecord, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { IndexRows } from './indexes.js';
+import { CODECS, decode } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 import type { ReadBudget } from './read-budget.js';
 import { CheckpointDoc, verifyStored, type StoredCheckpoint } from './records.js';
@@ -42,7 +43,7 @@ const AFTER = Buffer.from([0x00]);
 
 function revisionEntry(version: number, parts: Buffer[]): RevisionEntry {
   try {
-    return { version, raw: decodeValue<StoredCheckpoint>(parts.length === 1 ? parts[0]! : Buffer.concat(parts)) };
+    return { version, raw: decode<StoredCheckpoint>('revisions', parts.length === 1 ? parts[0]! : Buffer.concat(parts)) };
   } catch {
     return { version, raw: undefined };
   }
@@ -64,12 +65,12 @@ export class CheckpointRows {
   /** The task a checkpoint belongs to, or undefined when the id is unknown to this tenant. */
   async taskOf(checkpointId: string): Promise<string | undefined> {
     const value = await this.tx.get(this.ks.ids.pack(checkpointId));
-    return value === undefined ? undefined : decodeValue<string>(value);
+    return value === undefined ? undefined : decode<string>('ids', value);
   }
 
   /** The stored current version as it is, unverified; throws when it cannot be decoded. */
   raw(taskId: string, checkpointId: string): Promise<StoredCheckpoint | undefined> {
-    return readRecord<StoredCheckpoint>(this.tx, this.ks.checkpoints, [taskId, checkpointId]);
+    return readRecord<StoredCheckpoint>(this.tx, this.ks.checkpoints, [taskId, checkpointId], CODECS.checkpoints);
   }
 
   /** The current version, verified; undefined when absent. */
@@ -101,7 +102,7 @@ export class CheckpointRows {
 
   /** An earlier version as stored, unverified; throws when it cannot be decoded. */
   revisionRaw(checkpointId: string, version: number): Promise<StoredCheckpoint | undefined> {
-    return readRecord<StoredCheckpoint>(this.tx, this.ks.revisions, [checkpointId, version]);
+    return readRecord<StoredCheckpoint>(this.tx, this.ks.revisions, [checkpointId, version], CODECS.revisions);
   }
 
   /**
@@ -154,16 +155,16 @@ export class CheckpointRows {
 
   /** Writes a new checkpoint as entry `seq` of its task's history, with its id and index entries. */
   insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number): void {
-    writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored);
-    this.tx.set(this.ks.ids.pack(checkpoint.id), encodeValue(checkpoint.taskId));
-    this.tx.set(this.ks.history.pack(checkpoint.taskId, seq), encodeValue(checkpoint.id));
+    writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored, CODECS.checkpoints);
+    this.tx.set(this.ks.ids.pack(checkpoint.id), CODECS.ids.encode(checkpoint.taskId));
+    this.tx.set(this.ks.history.pack(checkpoint.taskId, seq), CODECS.history.encode(checkpoint.id));
     this.index.update(undefined, checkpoint);
   }
 
   /** Replaces the current version, keeping `beforeRaw` as an immutable revision. */
   async replace(before: Checkpoint, beforeRaw: StoredCheckpoint, after: Checkpoint, stored: StoredCheckpoint): Promise<void> {
-    writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw);
-    await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored);
+    writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw, CODECS.revisions);
+    await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored, CODECS.checkpoints);
     this.index.update(before, after);
   }
 
@@ -205,7 +206,7 @@ export class CheckpointRows {
     const { begin, end } = this.ks.history.range(taskId);
     const upper = beforeSeq === undefined ? end : this.ks.history.pack(taskId, beforeSeq);
     const rows = await this.tx.getRange(begin, upper, { limit, reverse: true });
-    return rows.map((row) => ({ seq: this.ks.history.unpack(row.key)[1] as number, checkpointId: decodeValue<string>(row.value) }));
+    return rows.map((row) => ({ seq: this.ks.history.unpack(row.key)[1] as number, checkpointId: decode<string>('history', row.value) }));
   }
 }
 

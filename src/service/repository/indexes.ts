@@ -12,8 +12,9 @@
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { sha256Hex } from '../../domain/hash.js';
 import { termsOf } from '../../domain/terms.js';
-import { decodeValue, encodeValue, packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
+import { packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
+import { CODECS, decode } from './codec.js';
 
 export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file', 'term'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
@@ -120,14 +121,14 @@ export class IndexRows {
     for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clearBlind(this.key(name, value, suffix));
     let taskId: Buffer | undefined;
     for (const [id, [name, value]] of next) {
-      if (!old.has(id)) this.tx.setBlind(this.key(name, value, suffix), (taskId ??= encodeValue(after.taskId)));
+      if (!old.has(id)) this.tx.setBlind(this.key(name, value, suffix), (taskId ??= CODECS.index.encode(after.taskId)));
     }
   }
 
   /** Writes every entry of a new checkpoint: nothing to compare against, nothing to clear. */
   private insert(checkpoint: Checkpoint): void {
     const suffix = entrySuffix(checkpoint);
-    const taskId = encodeValue(checkpoint.taskId);
+    const taskId = CODECS.index.encode(checkpoint.taskId);
     for (const [name, value] of indexEntries(checkpoint)) this.tx.setBlind(this.key(name, value, suffix), taskId);
   }
 
@@ -146,7 +147,7 @@ export class IndexRows {
     const rows = await this.tx.getRange(begin, end, { limit: scan.limit, reverse: true });
     return rows.map((row) => {
       const [, , createdAt, checkpointId] = this.index.unpack(row.key) as [string, string, string, string];
-      return { createdAt, checkpointId, taskId: decodeValue<string>(row.value) };
+      return { createdAt, checkpointId, taskId: decode<string>('index', row.value) };
     });
   }
 }

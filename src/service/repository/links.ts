@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { decodeValue, encodeValue } from '../../store/keyspace.js';
+
 import type { Transaction } from '../../store/store.js';
+import { CODECS, decode } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -19,11 +20,11 @@ export class LinkRows {
   /** The parent of `childId`, or undefined when it has none. */
   async parentOf(childId: string): Promise<string | undefined> {
     const value = await this.tx.get(this.ks.parents.pack(childId));
-    return value === undefined ? undefined : decodeValue<string>(value);
+    return value === undefined ? undefined : decode<string>('parents', value);
   }
 
   link(parentId: string, childId: string): void {
-    this.tx.set(this.ks.parents.pack(childId), encodeValue(parentId));
+    this.tx.set(this.ks.parents.pack(childId), CODECS.parents.encode(parentId));
     this.tx.set(this.ks.links.pack(parentId, childId), EMPTY);
   }
 

@@ -6,8 +6,9 @@
  * @module
  */
 import type { CloudEvent } from '../../domain/events.js';
-import { decodeValue, encodeValue, setStampedTuple } from '../../store/keyspace.js';
+import { setStampedTuple } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
+import { CODECS, decode } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 export interface OutboxRow {
@@ -25,7 +26,7 @@ export class OutboxRows {
 
   /** Writes events in the given order; the stamp orders them against other commits. */
   append(events: readonly CloudEvent[]): void {
-    events.forEach((event, order) => setStampedTuple(this.tx, this.ks.events, order, [], encodeValue(event)));
+    events.forEach((event, order) => setStampedTuple(this.tx, this.ks.events, order, [], CODECS.events.encode(event)));
   }
 
   /** Up to `limit` events after `cursor` (exclusive; from the start when absent), oldest first. */
@@ -33,7 +34,7 @@ export class OutboxRows {
     const range = this.ks.events.range();
     const begin = cursor === undefined ? range.begin : Buffer.concat([this.stampKey(cursor), AFTER]);
     const rows = await this.tx.getRange(begin, range.end, { limit });
-    return rows.map((row) => ({ cursor: this.cursorOf(row.key), event: decodeValue<CloudEvent>(row.value) }));
+    return rows.map((row) => ({ cursor: this.cursorOf(row.key), event: decode<CloudEvent>('events', row.value) }));
   }
 
   /** The cursor of the newest event, or undefined when there is none. */

@@ -6,21 +6,22 @@
  *
  * @module
  */
-import { decodeValue, readRecord, writeRecord, type Subspace } from '../../store/keyspace.js';
+import { readRecord, writeRecord, type Subspace, type ValueCodec } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 
 export class RecordRows<T extends { id: string }> {
   constructor(
     private readonly tx: Transaction,
     private readonly space: Subspace,
+    private readonly codec: ValueCodec,
   ) {}
 
   get(id: string): Promise<T | undefined> {
-    return readRecord<T>(this.tx, this.space, [id]);
+    return readRecord<T>(this.tx, this.space, [id], this.codec);
   }
 
   async put(record: T): Promise<void> {
-    await writeRecord(this.tx, this.space, [record.id], record);
+    await writeRecord(this.tx, this.space, [record.id], record, this.codec);
   }
 
   /** Up to `limit` records in id order, after `afterId` when given. Only for records kept whole (small ones). */
@@ -28,6 +29,6 @@ export class RecordRows<T extends { id: string }> {
     const { begin, end } = this.space.range();
     const start = afterId === undefined ? begin : this.space.range(afterId).end;
     const rows = await this.tx.getRange(start, end, { limit });
-    return rows.map((row) => decodeValue<T>(row.value));
+    return rows.map((row) => this.codec.decode(row.value) as T);
   }
 }

@@ -16,6 +16,8 @@ import type { Transaction } from '../../store/store.js';
 import { AuditRows } from './audit-log.js';
 import { CheckpointRows } from './checkpoints.js';
 import { IndexRows } from './indexes.js';
+import { CODECS } from './codec.js';
+import { HeaderRows } from './header.js';
 import { keyspaceOf } from './keyspace.js';
 import { LeaseExpiryRows } from './lease-expiry.js';
 import { LinkRows } from './links.js';
@@ -39,6 +41,7 @@ export class Repository {
   readonly leases: RecordRows<Lease>;
   readonly leaseExpiry: LeaseExpiryRows;
   readonly deadLetters: RecordRows<DeadLetter>;
+  readonly header: HeaderRows;
   private readonly tx: Transaction;
 
   constructor(tx: Transaction, tenant: string) {
@@ -51,11 +54,12 @@ export class Repository {
     this.audit = new AuditRows(tx, ks);
     this.events = new OutboxRows(tx, ks);
     this.operations = new OperationRows(tx, ks, tenant);
-    this.handoffs = new RecordRows(tx, ks.handoffs);
-    this.recoveries = new RecordRows(tx, ks.recoveries);
-    this.leases = new RecordRows(tx, ks.leases);
+    this.handoffs = new RecordRows(tx, ks.handoffs, CODECS.handoffs);
+    this.recoveries = new RecordRows(tx, ks.recoveries, CODECS.recoveries);
+    this.leases = new RecordRows(tx, ks.leases, CODECS.leases);
     this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
-    this.deadLetters = new RecordRows(tx, ks.deadLetters);
+    this.deadLetters = new RecordRows(tx, ks.deadLetters, CODECS.deadLetters);
+    this.header = new HeaderRows(tx, ks);
   }
 
   /** A read budget over this transaction's own counters ({@link READ_BUDGET}). */
@@ -73,3 +77,4 @@ export { READ_BUDGET, ReadBudget, type ReadLimits } from './read-budget.js';
 export type { OutboxRow } from './outbox.js';
 export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './records.js';
 export type { TaskHead } from './tasks.js';
+export { STORE_FORMAT, type StoreHeader } from './header.js';

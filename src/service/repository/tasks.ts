@@ -10,6 +10,7 @@ import type { LegalHold, TaskPolicy } from '../../domain/retention.js';
 import type { TaskState } from '../../domain/task-state.js';
 import { readRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
+import { CODECS } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 export interface TaskHead {
@@ -48,7 +49,7 @@ export class TaskRows {
 
   /** The task's head, or undefined when the task has never been written. */
   head(taskId: string): Promise<TaskHead | undefined> {
-    return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId]);
+    return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId], CODECS.tasks);
   }
 
   /** Up to `limit` task ids after `after`, in id order (a head's chunks share its id: each counts once). */
@@ -70,6 +71,6 @@ export class TaskRows {
   }
 
   async putHead(head: TaskHead): Promise<void> {
-    await writeRecord(this.tx, this.ks.tasks, [head.taskId], head);
+    await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, CODECS.tasks);
   }
 }

@@ -1,0 +1,40 @@
+/**
+ * The per-tenant store header: `meta ("format")` → `{ format, codec }`,
+ * written by the first write to a tenant, checked before this process first
+ * writes to it. A store written by a newer format (a newer Baton) is refused
+ * rather than misread.
+ *
+ * @module
+ */
+import type { Transaction } from '../../store/store.js';
+import { CODECS } from './codec.js';
+import type { Keyspace } from './keyspace.js';
+
+/** The format this version writes and reads. */
+export const STORE_FORMAT = 1;
+
+export interface StoreHeader {
+  format: number;
+  /** How values are encoded (`codec.ts`). */
+  codec: 'msgpack';
+}
+
+export class HeaderRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly ks: Keyspace,
+  ) {}
+
+  /** The header, written now when the tenant has none; undefined when the store's format is newer than this version's. */
+  async ensure(): Promise<StoreHeader | undefined> {
+    const key = this.ks.meta.pack('format');
+    const value = await this.tx.get(key);
+    if (value !== undefined) {
+      const header = CODECS.meta.decode(value) as StoreHeader;
+      return header.format > STORE_FORMAT ? undefined : header;
+    }
+    const header: StoreHeader = { format: STORE_FORMAT, codec: 'msgpack' };
+    this.tx.set(key, CODECS.meta.encode(header));
+    return header;
+  }
+}

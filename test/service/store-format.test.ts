@@ -1,0 +1,58 @@
+/**
+ * The store header and the journal's validation: what this version did not
+ * write is refused in one sentence, never misread. A tenant's first write
+ * leaves the header `{ format: 1, codec: 'msgpack' }`; a store whose header
+ * names a newer format takes no write (503 store_format_unsupported); a
+ * journal record that is not a command this version knows stops the queue
+ * from opening, naming the record.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config.js';
+import { Journal } from '../../src/queue/journal.js';
+import { WriteQueue } from '../../src/queue/write-queue.js';
+import { decodeValue, encodeValue, tenantKeyspace } from '../../src/store/keyspace.js';
+import { LmdbStore } from '../../src/store/lmdb.js';
+import { buildApp } from '../../src/app.js';
+import { checkpointBody } from '../support/app.js';
+import { configSchema } from '../../src/config.js';
+
+describe('the store header', () => {
+  it('is written by a tenant’s first write, and a newer format is refused without writing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-format-'));
+    let store = LmdbStore.open({ path: dir });
+    const config = configSchema.parse({ dataDir: dir, tokens: 'writer:format-writer-token-0123456789', logLevel: 'silent' });
+    const headers = { authorization: 'Bearer format-writer-token-0123456789' };
+    const key = tenantKeyspace('default').meta.pack('format');
+    let app = await buildApp({ config, store });
+    expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
+    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 1, codec: 'msgpack' });
+    await app.close();
+
+    // A newer Baton wrote this store: this version, started again, must not write to it.
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 2, codec: 'msgpack' })));
+    await store.close();
+    store = LmdbStore.open({ path: dir });
+    app = await buildApp({ config, store });
+    const refused = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-2') });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toMatchObject({ code: 'store_format_unsupported' });
+    expect((await app.inject({ method: 'GET', url: '/v1/tasks/t-2', headers })).statusCode).toBe(404);
+    await app.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps a write queue whose journal holds what is not a command from opening, naming the record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-journal-'));
+    const { journal } = await Journal.open(dir);
+    await journal.append({ enqueuedAt: '2026-11-24T00:00:00.000Z', command: { kind: 'checkpoint.create', operationId: 'op:1' } });
+    await journal.close();
+    const opening = WriteQueue.open({ dir, maxBytes: 1024 * 1024 });
+    await expect(opening).rejects.toBeInstanceOf(ConfigError);
+    await expect(WriteQueue.open({ dir, maxBytes: 1024 * 1024 })).rejects.toThrow(/record 1, command\.\w+/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
