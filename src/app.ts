@@ -62,7 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   await app.register(checkpointRoutes, { ctx });
-  await app.register(taskRoutes, { ctx, writerPurge: config.writerPurge === '1' });
+  await app.register(taskRoutes, { ctx, writerPurge: config.writerPurge === '1', purgeWaitMs: config.purgeWaitMs });
   await app.register(retentionRoutes, { ctx });
   await app.register(handoffRoutes, { ctx });
   await app.register(leaseRoutes, { ctx });

@@ -124,6 +124,10 @@ const retentionSettings = {
   defaultRetention: setting('BATON_DEFAULT_RETENTION', isoDurationSetting.optional()),
   defaultExpireAfter: setting('BATON_DEFAULT_EXPIRE_AFTER', isoDurationSetting.optional()),
   defaultKeepLast: setting('BATON_DEFAULT_KEEP_LAST', z.coerce.number().int().min(1).max(1_000_000).optional()),
+  /** How often tasks past their `expireAfter`, and purges left unfinished, are looked for (ms). */
+  retentionSweepMs: setting('BATON_RETENTION_SWEEP_MS', ms(10, 24 * 60 * 60 * 1000).default(60_000)),
+  /** How long `DELETE /v1/tasks/:taskId` goes on purging before it answers 202 and leaves the rest to the maintenance runner (ms). */
+  purgeWaitMs: setting('BATON_PURGE_WAIT_MS', ms(0, 60_000).default(2_000)),
 };
 
 /** Rehearsing outages. */

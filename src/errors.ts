@@ -33,6 +33,8 @@ export const ERRORS = {
   retention_active: { status: 409, title: 'Retention active', message: 'A retention period or legal hold still applies to this task; it cannot be purged yet.' },
   method_not_allowed: { status: 405, title: 'Method not allowed', message: 'This resource does not answer this method; see the Allow header.' },
   legal_hold: { status: 409, title: 'Legal hold', message: 'A legal hold applies to this task: nothing of it may be purged, compacted or expired until an admin lifts the hold.' },
+  task_purging: { status: 409, title: 'Task being purged', message: 'The task is being purged; it takes no other write until the purge ends.' },
+  lineage_too_deep: { status: 409, title: 'Lineage too deep', message: 'The parent’s lineage is deeper than one transaction can check for a cycle; link to a checkpoint nearer its root.' },
   conflict: { status: 409, title: 'Conflict', message: 'The request conflicts with the current state of the resource; read it again and retry.' },
   checkpoint_compacted: { status: 410, title: 'Checkpoint compacted', message: 'This checkpoint was removed by compaction under its task’s policy; read a newer checkpoint of the task.' },
   version_conflict: { status: 412, title: 'Version conflict', message: 'The checkpoint changed since the version named in If-Match; read it again and resend your change against the new ETag.' },

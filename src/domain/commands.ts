@@ -105,8 +105,10 @@ export const legalHoldCommand = command('task.hold', { taskId: externalId, hold:
 /** Old checkpoints removed under `keepLast`, never what must stay (`service/retention.ts`). */
 export const compactTaskCommand = command('task.compact', { taskId: externalId, keepLast: z.number().int().min(1), protect: z.array(z.string()) });
 
-/** Removes every checkpoint of a task; its head and audit chain stay, with a tombstone entry. */
+/** Removes every checkpoint of a task, over as many transactions as it takes; its head and audit chain stay, with a tombstone entry. */
 export const purgeTaskCommand = command('task.purge', { taskId: externalId });
+/** The next batch of a purge in progress (the maintenance runner's, or the purging request's). */
+export const purgePageCommand = command('task.purge_page', { taskId: externalId });
 
 export type CreateCheckpoint = z.infer<typeof createCheckpointCommand>;
 export type UpdateCheckpoint = z.infer<typeof updateCheckpointCommand>;
@@ -124,6 +126,7 @@ export type CompleteRecovery = z.infer<typeof completeRecoveryCommand>;
 export type UnblockTask = z.infer<typeof unblockTaskCommand>;
 export type SetTaskState = z.infer<typeof setTaskStateCommand>;
 export type PurgeTask = z.infer<typeof purgeTaskCommand>;
+export type PurgePage = z.infer<typeof purgePageCommand>;
 export type SetPolicy = z.infer<typeof setPolicyCommand>;
 export type LegalHoldChange = z.infer<typeof legalHoldCommand>;
 export type CompactTask = z.infer<typeof compactTaskCommand>;
@@ -150,7 +153,7 @@ export const deadLetterCommand = command('queue.dead_letter', {
 export type DeadLetterWrite = z.infer<typeof deadLetterCommand>;
 
 export type LeaseCommand = AcquireLease | RenewLease | ReleaseLease | ExpireLease;
-export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState | PurgeTask | SetPolicy | LegalHoldChange | CompactTask;
+export type ProtocolCommand = LeaseCommand | StartHandoff | AcknowledgeHandoff | StartRecovery | CompleteRecovery | UnblockTask | SetTaskState | PurgeTask | PurgePage | SetPolicy | LegalHoldChange | CompactTask;
 export type Command = CheckpointCommand | RecordCorruption | ProtocolCommand | DeadLetterWrite;
 
 /** The checkpoint a queueable command changes (a link changes its child). */

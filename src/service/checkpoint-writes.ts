@@ -127,10 +127,13 @@ export function linkCheckpoints(ctx: ServiceContext, command: LinkCheckpoints): 
       const { repo } = write;
       if ((await repo.checkpoints.taskOf(parentId)) === undefined) throw new AppError('not_found', { detail: 'The parent checkpoint does not exist.' });
       if ((await repo.links.parentOf(childId)) !== undefined) throw new AppError('already_linked');
-      // Walk up from the parent: meeting the child there would close a cycle.
+      // Walk up from the parent: meeting the child there would close a cycle. The walk keeps to the
+      // transaction's read budget: a lineage deeper than one transaction can read is refused, not half checked.
+      const budget = repo.budget();
       let cursor: string | undefined = parentId;
-      for (let steps = 0; cursor !== undefined && steps < 100_000; steps++) {
+      while (cursor !== undefined) {
         if (cursor === childId) throw new AppError('link_cycle');
+        if (!budget.allows(1)) throw new AppError('lineage_too_deep');
         cursor = await repo.links.parentOf(cursor);
       }
       repo.links.link(parentId, childId);

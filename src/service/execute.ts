@@ -16,7 +16,7 @@ import { recordDeadLetter } from './dead-letters.js';
 import { acknowledgeHandoff, startHandoff } from './handoff.js';
 import { acquireLease, expireLease, releaseLease, renewLease } from './leases.js';
 import { completeRecovery, startRecovery, unblockTask } from './recovery.js';
-import { purgeTask } from './purge.js';
+import { purgePage, purgeTask } from './purge.js';
 import { changeLegalHold, compactTask, setPolicy } from './retention.js';
 import { setTaskState } from './tasks.js';
 
@@ -38,6 +38,7 @@ const HANDLERS = {
   'task.unblock': unblockTask,
   'task.state': setTaskState,
   'task.purge': purgeTask,
+  'task.purge_page': purgePage,
   'queue.dead_letter': recordDeadLetter,
   'task.policy': setPolicy,
   'task.hold': changeLegalHold,

@@ -20,6 +20,7 @@ import type { ServiceContext, ServiceLogger } from './context.js';
 import { EventNotifier } from './events.js';
 import { integrityRecorder } from './integrity.js';
 import { startLeaseSweeper } from './lease-sweeper.js';
+import { startMaintenance } from './maintenance/runner.js';
 import { startOperationSweeper } from './operation-sweeper.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { TaskLanes } from './task-lanes.js';
@@ -52,6 +53,8 @@ export interface Runtime {
   start(): void;
   /** Runs a replay pass now (after a fault is cleared). */
   kickReplay(): Promise<void>;
+  /** Runs a maintenance tick now. */
+  kickMaintenance(): Promise<void>;
   /** Stops the background work, finishing what is in progress, and closes the queue. */
   close(): Promise<void>;
 }
@@ -96,6 +99,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 
   let stops: Array<() => Promise<void>> = [];
   let replayer: Replayer | undefined;
+  let maintenance: ReturnType<typeof startMaintenance> | undefined;
   let started = false;
   return {
     config,
@@ -109,10 +113,12 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       replayer = queue ? startReplayer(ctx, queue, config.queueReplayMs) : undefined;
       const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
       const operations = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
+      maintenance = startMaintenance(ctx, config.retentionSweepMs);
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
-      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop()];
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance?.stop() ?? Promise.resolve()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
+    kickMaintenance: () => maintenance?.kick() ?? Promise.resolve(),
     async close() {
       for (const stop of stops) await stop();
       stops = [];

@@ -13,6 +13,7 @@ import { GENESIS_HASH, sealEntries, type AuditDraft } from '../domain/audit.js';
 import type { Command, CommandBase } from '../domain/commands.js';
 import type { CloudEvent, EventDraft } from '../domain/events.js';
 import { fencing } from '../domain/leases.js';
+import { addDuration, effectivePolicy } from '../domain/retention.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
@@ -55,6 +56,7 @@ export async function runInTask<T>(
     if (!headerChecked(ctx, actor.tenant) && (await repo.header.ensure()) === undefined) throw new AppError('store_format_unsupported');
     const existing = await repo.tasks.head(taskId);
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
+    if (head.purging !== undefined && !PURGE_KINDS.has(command.kind)) throw new AppError('task_purging');
     if (FENCED.has(command.kind)) checkFencing(head, command.leaseEpoch, now);
     const drafts: AuditDraft[] = [];
     const events: CloudEvent[] = [];
@@ -77,6 +79,7 @@ export async function runInTask<T>(
     repo.audit.append(sealed.entries);
     head.audit = sealed.tip;
     head.updatedAt = now;
+    noteExpiry(ctx, repo, head, now);
     await repo.tasks.putHead(head);
     repo.events.append(events);
     return result;
@@ -99,6 +102,18 @@ export async function runInTask<T>(
     if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');
     throw error;
   }
+}
+
+/** The purge's own steps are the only writes a task takes while it is being purged. */
+const PURGE_KINDS: ReadonlySet<Command['kind']> = new Set(['task.purge', 'task.purge_page']);
+
+/** Notes when the policy's `expireAfter` lets the task go, counted from this write (none for a task without checkpoints). */
+function noteExpiry(ctx: ServiceContext, repo: Repository, head: TaskHead, now: string): void {
+  const { expireAfter } = effectivePolicy(head.policy, ctx.retentionDefaults);
+  const expiresAt = expireAfter !== undefined && head.latestId !== undefined && head.purging === undefined ? new Date(addDuration(now, expireAfter)).toISOString() : undefined;
+  repo.jobs.expiry(head.taskId, expiresAt, head.expiresAt);
+  if (expiresAt === undefined) delete head.expiresAt;
+  else head.expiresAt = expiresAt;
 }
 
 /** Tenants whose store header this process has checked (or written), per store. */

@@ -169,6 +169,10 @@ export const SYSTEM_SPACES = {
   leaseExpiry: 'lexp',
   /** `(bucket, recordedAt, tenant, operationId)` → empty; operation records by age, for their sweeper. */
   operationExpiry: 'opx',
+  /** `(kind, tenant, taskId)` → the job; maintenance passes in progress (a paged purge), resumed by the runner after a crash. */
+  maintenance: 'mnt',
+  /** `(expiresAt, tenant, taskId)` → empty; tasks by the time their policy's `expireAfter` runs out, for the retention sweeper. */
+  taskExpiry: 'texp',
 } as const;
 
 export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {

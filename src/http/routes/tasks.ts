@@ -12,6 +12,7 @@ import { auditEntries, auditPage, listTasks, taskExists, verifyAudit } from '../
 import type { ServiceContext } from '../../service/context.js';
 import { latestCheckpoint, taskHistory } from '../../service/checkpoint-reads.js';
 import { evidenceBundle } from '../../service/evidence.js';
+import { purgeWithin } from '../../service/maintenance/runner.js';
 import { execute } from '../../service/execute.js';
 import { taskInfo } from '../../service/tasks.js';
 import { accepts, actorOf, scoped, sendDoc, sendDocs, writeCommand } from '../request-context.js';
@@ -24,9 +25,11 @@ export interface TaskRouteOptions {
   ctx: ServiceContext;
   /** Whether writers may purge tasks (`BATON_WRITER_PURGE=1`); admins always may. */
   writerPurge?: boolean;
+  /** How long a purge request goes on before it answers 202 and leaves the rest to the maintenance runner (ms). */
+  purgeWaitMs?: number;
 }
 
-export async function taskRoutes(base: FastifyInstance, { ctx, writerPurge = false }: TaskRouteOptions): Promise<void> {
+export async function taskRoutes(base: FastifyInstance, { ctx, writerPurge = false, purgeWaitMs = 2_000 }: TaskRouteOptions): Promise<void> {
   const app = base.withTypeProvider<ZodTypeProvider>();
 
   app.get('/v1/tasks', { schema: { tags: ['tasks'], summary: 'The tenant’s task ids, in id order, paged', querystring: pageQuery } }, async (request) =>
@@ -70,8 +73,10 @@ export async function taskRoutes(base: FastifyInstance, { ctx, writerPurge = fal
     },
     async (request, reply) => {
       const scopedCtx = scoped(ctx, request);
-      await execute(scopedCtx, { ...writeCommand(scopedCtx, request), kind: 'task.purge', taskId: request.params.taskId });
-      return reply.code(204).send();
+      // Small tasks are purged before the answer (204); a large one answers 202 and the maintenance runner finishes it.
+      const purged = await purgeWithin(scopedCtx, { ...writeCommand(scopedCtx, request), kind: 'task.purge', taskId: request.params.taskId }, purgeWaitMs);
+      if (purged.done) return reply.code(204).send();
+      return reply.code(202).send({ taskId: purged.taskId, purging: true, purged: purged.purged });
     },
   );
 

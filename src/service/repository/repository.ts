@@ -18,6 +18,8 @@ import { CheckpointRows } from './checkpoints.js';
 import { IndexRows } from './indexes.js';
 import { CODECS } from './codec.js';
 import { HeaderRows } from './header.js';
+import { WriteBudget } from './write-budget.js';
+import { JobRows } from './maintenance-jobs.js';
 import { keyspaceOf } from './keyspace.js';
 import { LeaseExpiryRows } from './lease-expiry.js';
 import { LinkRows } from './links.js';
@@ -42,6 +44,7 @@ export class Repository {
   readonly leaseExpiry: LeaseExpiryRows;
   readonly deadLetters: RecordRows<DeadLetter>;
   readonly header: HeaderRows;
+  readonly jobs: JobRows;
   private readonly tx: Transaction;
 
   constructor(tx: Transaction, tenant: string) {
@@ -60,6 +63,12 @@ export class Repository {
     this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
     this.deadLetters = new RecordRows(tx, ks.deadLetters, CODECS.deadLetters);
     this.header = new HeaderRows(tx, ks);
+    this.jobs = new JobRows(tx, tenant);
+  }
+
+  /** A write budget over this transaction's own counters, for the batches of a long pass. */
+  writeBudget(): WriteBudget {
+    return new WriteBudget(this.tx);
   }
 
   /** A read budget over this transaction's own counters ({@link READ_BUDGET}). */
@@ -72,6 +81,8 @@ export type { Corruption, HistoryEntry, Loaded, RevisionEntry } from './checkpoi
 export { filePaths, indexTerm, labelTerm, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
 export { dueLeases, type DueLease } from './lease-expiry.js';
 export { expireOperations } from './operation-expiry.js';
+export { expiredTasks, pendingJobs, type Job } from './maintenance-jobs.js';
+export { WriteBudget } from './write-budget.js';
 export { OperationReusedError } from './operations.js';
 export { READ_BUDGET, ReadBudget, type ReadLimits } from './read-budget.js';
 export type { OutboxRow } from './outbox.js';

@@ -39,6 +39,10 @@ export interface TaskHead {
   policy?: TaskPolicy;
   /** Set while a legal hold applies: nothing of the task is purged, compacted or expired. */
   legalHold?: LegalHold;
+  /** Set while a purge runs over several transactions: the task takes no other write until it ends. */
+  purging?: { startedAt: string; by: string; purged: number };
+  /** When the policy's `expireAfter` lets the task go (its last write plus the duration), as noted in `texp`. */
+  expiresAt?: string;
 }
 
 export class TaskRows {

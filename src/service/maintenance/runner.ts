@@ -1,0 +1,112 @@
+/**
+ * The maintenance runner: long passes over the store, in bounded batches,
+ * each batch a command through `execute` (its own task transaction, within
+ * the write budget), resumable after a crash from the state the store holds.
+ * Every `BATON_RETENTION_SWEEP_MS` it (1) starts a purge of each task whose
+ * policy's `expireAfter` has run out (the system space `texp`), and (2) goes
+ * on with every purge in progress (the system space `mnt`), batch after
+ * batch, until each is done or the tick's time is spent. Every instance may
+ * run it: a batch is a task transaction that finds what is left, so two
+ * runners at once only share the work.
+ *
+ * @module
+ */
+import type { CommandBase, PurgeTask } from '../../domain/commands.js';
+import { AppError } from '../../errors.js';
+import type { ServiceContext } from '../context.js';
+import { execute } from '../execute.js';
+import { purgeRefusal, type PurgeResult } from '../purge.js';
+import { expiredTasks, pendingJobs } from '../repository/repository.js';
+import { runTransaction } from '../transactions.js';
+
+/** Tasks and jobs looked at per tick. */
+const BATCH = 100;
+/** How long one tick may keep going through batches before it yields to the next. */
+const TICK_MS = 2_000;
+
+/** A command of the runner's own, on behalf of the tenant. */
+function systemCommand(ctx: ServiceContext, tenant: string, subject: string, suffix: string): CommandBase {
+  return { operationId: `op:maintenance:${suffix}:${ctx.now().getTime()}`, fingerprint: '', actor: { tenant, role: 'admin', subject }, at: ctx.now().toISOString() };
+}
+
+/** Runs a purge's batches until it is done or `until` (performance.now()) has passed. */
+async function continuePurge(ctx: ServiceContext, base: CommandBase, taskId: string, first: PurgeResult, until: number): Promise<PurgeResult> {
+  let step = first;
+  let purged = first.purged;
+  for (let batch = 1; !step.done && performance.now() < until; batch++) {
+    step = await execute(ctx, { ...base, operationId: `${base.operationId}:${batch}`, kind: 'task.purge_page', taskId });
+    purged += step.purged;
+  }
+  return { taskId, purged, done: step.done };
+}
+
+/**
+ * A whole purge for a request: checks, starts, and goes on batch by batch
+ * for up to `withinMs`; what is left then is the runner's.
+ */
+export async function purgeWithin(ctx: ServiceContext, command: PurgeTask, withinMs: number): Promise<PurgeResult> {
+  await purgeRefusal(ctx, command.actor, command.taskId);
+  const until = performance.now() + withinMs;
+  const { idempotency: _idempotency, ...base } = command;
+  return continuePurge(ctx, base, command.taskId, await execute(ctx, command), until);
+}
+
+/** One tick: expired tasks purged, purges in progress continued. */
+export async function maintenanceTick(ctx: ServiceContext): Promise<{ started: number; finished: number }> {
+  const until = performance.now() + TICK_MS;
+  let started = 0;
+  let finished = 0;
+  const now = ctx.now().toISOString();
+  for (const due of await runTransaction(ctx, (tx) => expiredTasks(tx, now, BATCH), { readOnly: true })) {
+    const command: PurgeTask = { ...systemCommand(ctx, due.tenant, 'baton:retention-sweeper', `expire:${due.taskId}`), kind: 'task.purge', taskId: due.taskId };
+    try {
+      await purgeRefusal(ctx, command.actor, due.taskId);
+      await execute(ctx, command);
+      started += 1;
+      ctx.log.info({ tenant: due.tenant, taskId: due.taskId, expiresAt: due.expiresAt }, 'task expired: purge started');
+    } catch (error) {
+      // A hold or a retention still running keeps the task; it is looked at again at the next tick.
+      if (error instanceof AppError && (error.code === 'legal_hold' || error.code === 'retention_active' || error.code === 'not_found')) continue;
+      throw error;
+    }
+  }
+  for (const job of await runTransaction(ctx, (tx) => pendingJobs(tx, BATCH), { readOnly: true })) {
+    if (performance.now() >= until) break;
+    const base = systemCommand(ctx, job.tenant, job.by, `purge:${job.taskId}`);
+    const step = await continuePurge(ctx, base, job.taskId, { taskId: job.taskId, purged: 0, done: false }, until);
+    if (step.done) {
+      finished += 1;
+      ctx.log.info({ tenant: job.tenant, taskId: job.taskId }, 'task purged');
+    }
+  }
+  return { started, finished };
+}
+
+/** Runs a tick every `intervalMs` (never two at once); stop() lets the running one finish its batch. */
+export function startMaintenance(ctx: ServiceContext, intervalMs: number): { stop(): Promise<void>; kick(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  let failing = false;
+  const run = (): Promise<void> => {
+    running ??= maintenanceTick(ctx)
+      .then(() => {
+        failing = false;
+      })
+      .catch((error: unknown) => {
+        if (!failing) ctx.log.warn({ err: error }, 'maintenance failed; retrying at each tick until it succeeds');
+        failing = true;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+  const timer = setInterval(() => void run(), intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+    kick: run,
+  };
+}

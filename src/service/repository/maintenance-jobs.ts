@@ -1,0 +1,64 @@
+/**
+ * Maintenance passes in progress, across tenants (`("baton-system", "mnt",
+ * kind, tenant, taskId)` → the job), and tasks by the time their policy lets
+ * them expire (`("baton-system", "texp", expiresAt, tenant, taskId)`): what
+ * the maintenance runner finds without knowing the tenants, and what lets a
+ * pass resume after a crash from the state the store holds.
+ *
+ * @module
+ */
+import { systemKeyspace } from '../../store/keyspace.js';
+import type { Transaction } from '../../store/store.js';
+import { CODECS } from './codec.js';
+
+const spaces = systemKeyspace();
+const EMPTY = Buffer.alloc(0);
+
+export type JobKind = 'purge';
+
+export interface Job {
+  kind: JobKind;
+  tenant: string;
+  taskId: string;
+  startedAt: string;
+  /** Who asked: an admin's subject, or the retention sweeper. */
+  by: string;
+}
+
+export class JobRows {
+  constructor(
+    private readonly tx: Transaction,
+    private readonly tenant: string,
+  ) {}
+
+  put(job: Omit<Job, 'tenant'>): void {
+    this.tx.set(spaces.maintenance.pack(job.kind, this.tenant, job.taskId), CODECS.meta.encode({ ...job, tenant: this.tenant }));
+  }
+
+  done(kind: JobKind, taskId: string): void {
+    this.tx.clear(spaces.maintenance.pack(kind, this.tenant, taskId));
+  }
+
+  /** Notes when the task may expire; `previous` (the entry made before) goes. */
+  expiry(taskId: string, expiresAt: string | undefined, previous: string | undefined): void {
+    if (previous === expiresAt) return;
+    if (previous !== undefined) this.tx.clear(spaces.taskExpiry.pack(previous, this.tenant, taskId));
+    if (expiresAt !== undefined) this.tx.set(spaces.taskExpiry.pack(expiresAt, this.tenant, taskId), EMPTY);
+  }
+}
+
+/** Up to `limit` jobs of any tenant, in key order. */
+export async function pendingJobs(tx: Transaction, limit: number): Promise<Job[]> {
+  const { begin, end } = spaces.maintenance.range();
+  const rows = await tx.getRange(begin, end, { limit });
+  return rows.map((row) => CODECS.meta.decode(row.value) as Job);
+}
+
+/** Up to `limit` tasks of any tenant whose expiry is at or before `now`, oldest first. */
+export async function expiredTasks(tx: Transaction, now: string, limit: number): Promise<{ expiresAt: string; tenant: string; taskId: string }[]> {
+  const rows = await tx.getRange(spaces.taskExpiry.range().begin, spaces.taskExpiry.range(now).end, { limit });
+  return rows.map((row) => {
+    const [expiresAt, tenant, taskId] = spaces.taskExpiry.unpack(row.key) as [string, string, string];
+    return { expiresAt, tenant, taskId };
+  });
+}
