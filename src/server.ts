@@ -6,7 +6,9 @@
  *
  * @module
  */
-import { pino } from 'pino';
+import { trace } from '@opentelemetry/api';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { startTracing } from './telemetry/tracing.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
@@ -14,7 +16,19 @@ import { openRuntime } from './service/runtime.js';
 import { openStore } from './store/open.js';
 import { StoreError } from './store/store.js';
 
-let logger = pino({ redact: LOG_REDACT_PATHS });
+/** Every log line written in a traced request carries its trace and span ids, to find the trace from the line. */
+function traceFields(): Record<string, string> {
+  const span = trace.getActiveSpan()?.spanContext();
+  return span !== undefined && trace.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
+}
+
+/** The service's logger: JSON lines, secrets redacted, trace ids mixed in; to stdout unless told otherwise. */
+export function serviceLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: LOG_REDACT_PATHS, mixin: traceFields };
+  return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+let logger: Logger = serviceLogger('info');
 
 /** How long a shutdown waits for requests in flight before it closes their connections. */
 const DRAIN_MS = 10_000;
@@ -27,8 +41,10 @@ const FAULT_FLAG = '--enable-fault-injection';
 
 /** Runs the service until it is told to stop; `argv` holds the command-line flags (`--enable-fault-injection`). */
 export async function serve(argv: readonly string[] = process.argv): Promise<void> {
+  // Tracing starts before anything it traces (configured by the OTEL_* variables only).
+  const stopTracing = await startTracing();
   const config = loadConfig();
-  logger = pino({ level: config.logLevel, redact: LOG_REDACT_PATHS });
+  logger = serviceLogger(config.logLevel);
   const faultInjection = argv.includes(FAULT_FLAG);
   if (faultInjection && config.nodeEnv === 'production' && config.allowFaults !== '1') {
     throw new ConfigError(`${FAULT_FLAG} is refused with NODE_ENV=production; set BATON_ALLOW_FAULTS=1 as well to rehearse an outage in production.`);
@@ -56,6 +72,7 @@ export async function serve(argv: readonly string[] = process.argv): Promise<voi
     // The replayer finishes the write it is applying before the queue and then the store close.
     await runtime.close();
     await store.close();
+    await stopTracing();
     logger.info('shut down');
     process.exit(0);
   };

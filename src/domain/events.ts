@@ -36,6 +36,8 @@ export interface CloudEvent {
   time: string;
   subject: string;
   datacontenttype: 'application/json';
+  /** The CloudEvents Distributed Tracing extension: the W3C trace context of the request that caused the change. */
+  traceparent?: string;
   data: Record<string, unknown>;
 }
 

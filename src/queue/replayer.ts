@@ -14,6 +14,7 @@
 import type { ServiceContext } from '../service/context.js';
 import { deadLetterOf } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
+import { inSpan } from '../telemetry/tracing.js';
 import { storeCause } from '../service/transactions.js';
 import type { StoreErrorCode } from '../store/store.js';
 import type { QueuedRecord, WriteQueue } from './write-queue.js';
@@ -74,7 +75,7 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
           for (const record of records) {
             if (failed) return;
             try {
-              await execute(ctx, { ...record.command, fromQueue: true });
+              await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, () => execute(ctx, { ...record.command, fromQueue: true }));
             } catch (error) {
               const transient = transientCause(error);
               if (transient !== undefined) {

@@ -77,7 +77,7 @@ export async function createCheckpoint(ctx: ServiceContext, command: CreateCheck
     if (input.parentId !== undefined) write.event({ type: 'CHECKPOINTS_LINKED', subject: id, data: { parentId: input.parentId, childId: id } });
     return { checkpointId: id, version: 1 };
   });
-  ctx.log.info({ tenant: command.actor.tenant, taskId, checkpointId: result.checkpointId, replayed }, 'checkpoint created');
+  ctx.log.info({ tenant: command.actor.tenant, taskId, checkpointId: result.checkpointId, agentId: input.agentId, replayed }, 'checkpoint created');
   return answer(ctx, command, result, replayed, replayed ? undefined : prepared.stored);
 }
 
@@ -219,7 +219,7 @@ export async function changeCheckpoint(
     written = prepared;
     return { checkpointId, version: next.version, ...(extra ? { extra } : {}) };
   });
-  ctx.log.info({ tenant: command.actor.tenant, taskId: read.taskId, checkpointId, version: result.version, action, replayed }, 'checkpoint changed');
+  ctx.log.info({ tenant: command.actor.tenant, taskId: read.taskId, checkpointId, agentId: read.agentId, version: result.version, action, replayed }, 'checkpoint changed');
   return answer(ctx, command, result, replayed, replayed ? undefined : written?.stored);
 }
 

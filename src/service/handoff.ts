@@ -19,6 +19,7 @@ import { snapshot, type ServiceContext } from './context.js';
 import { grantLease, retire } from './leases.js';
 import type { CheckpointDoc } from './repository/repository.js';
 import { resumePrompt } from './resume-prompt.js';
+import { linkTo } from '../telemetry/tracing.js';
 import { present } from './invariants.js';
 import { runInTask } from './task-transaction.js';
 
@@ -110,6 +111,8 @@ export interface HandoffAcknowledged {
 /** POST /v1/handoffs/:id/ack. */
 export async function acknowledgeHandoff(ctx: ServiceContext, command: AcknowledgeHandoff): Promise<HandoffAcknowledged> {
   const handoff = await readHandoff(ctx, command.actor, command.handoffId);
+  // One trace follows the task across agents: the taking agent's span links to the handing agent's.
+  linkTo(handoff.traceparent, { 'baton.link': 'handoff', 'baton.handoff.id': handoff.id });
   // The final checkpoint is immutable, so the child and its hash are made once, outside the transaction.
   const parent = (await getCheckpoint(ctx, command.actor, handoff.checkpointId)).checkpoint;
   const child = handoffChild(parent, handoff, command, command.checkpointId, command.at);

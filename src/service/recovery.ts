@@ -17,6 +17,7 @@ import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { continuationPrompt } from './handoff.js';
 import { grantLease, retire } from './leases.js';
+import { linkTo } from '../telemetry/tracing.js';
 import { present } from './invariants.js';
 import { walkToRecoveryPoint, type RecoveryPoint, type WalkedPoint } from './recovery-point.js';
 import type { CheckpointDoc, Repository } from './repository/repository.js';
@@ -42,6 +43,8 @@ export interface RecoveryStarted {
  * see and that the point still verifies, and walks again if not.
  */
 export async function startRecovery(ctx: ServiceContext, command: StartRecovery): Promise<RecoveryStarted> {
+  // The recovery's span links to the trace of the task's last write: the work it recovers.
+  linkTo((await snapshot(ctx, command.actor.tenant, (repo) => repo.tasks.head(command.taskId)))?.traceparent, { 'baton.link': 'last_write' });
   for (let attempt = 1; ; attempt++) {
     const walked = await walkToRecoveryPoint(ctx, command.actor.tenant, command.taskId);
     try {

@@ -13,6 +13,7 @@ import { GENESIS_HASH, sealEntries, type AuditDraft } from '../domain/audit.js';
 import type { Command, CommandBase } from '../domain/commands.js';
 import type { CloudEvent, EventDraft } from '../domain/events.js';
 import { fencing } from '../domain/leases.js';
+import { annotate, currentTraceparent } from '../telemetry/tracing.js';
 import { addDuration, effectivePolicy } from '../domain/retention.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
@@ -48,6 +49,9 @@ export async function runInTask<T>(
   change: (write: TaskWrite) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   const { actor, at: now } = command;
+  annotate(commandAttributes(command as Command, taskId));
+  // The trace of the request that causes the change, for its events and the next agent's link to it.
+  const traceparent = currentTraceparent();
   // Set by the attempt that runs the change; a body the store runs again starts it over.
   let unchanged = false;
 
@@ -66,7 +70,7 @@ export async function runInTask<T>(
       now,
       audit: ({ agentId, ...draft }) =>
         drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
-      event: (draft) => events.push(cloudEvent(ctx, actor.tenant, taskId, draft, now)),
+      event: (draft) => events.push(cloudEvent(ctx, actor.tenant, taskId, draft, now, traceparent)),
       unchanged: () => {
         unchanged = true;
       },
@@ -79,6 +83,7 @@ export async function runInTask<T>(
     repo.audit.append(sealed.entries);
     head.audit = sealed.tip;
     head.updatedAt = now;
+    if (traceparent !== undefined) head.traceparent = traceparent;
     noteExpiry(ctx, repo, head, now);
     await repo.tasks.putHead(head);
     repo.events.append(events);
@@ -130,7 +135,7 @@ function markHeaderChecked(ctx: ServiceContext, tenant: string): void {
 }
 
 /** The CloudEvent of `draft`, about task `taskId`. */
-export function cloudEvent(ctx: ServiceContext, tenant: string, taskId: string, draft: EventDraft, now: string): CloudEvent {
+export function cloudEvent(ctx: ServiceContext, tenant: string, taskId: string, draft: EventDraft, now: string, traceparent = currentTraceparent()): CloudEvent {
   return {
     specversion: '1.0',
     // A rerun body may mint other event ids: only the attempt that commits is ever seen.
@@ -140,7 +145,22 @@ export function cloudEvent(ctx: ServiceContext, tenant: string, taskId: string, 
     time: now,
     subject: draft.subject,
     datacontenttype: 'application/json',
+    ...(traceparent !== undefined ? { traceparent } : {}),
     data: { tenant, taskId, ...draft.data },
+  };
+}
+
+/** The GenAI and Baton attributes a command gives its request's span. */
+function commandAttributes(command: Command, taskId: string): Record<string, string | number | undefined> {
+  const fields = command as { agentId?: string; checkpointId?: string; handoffId?: string; input?: { agentId?: string; agentType?: string }; agentType?: string };
+  return {
+    'gen_ai.conversation.id': taskId,
+    'gen_ai.agent.id': fields.agentId ?? fields.input?.agentId,
+    'gen_ai.agent.name': fields.agentType ?? fields.input?.agentType,
+    'baton.checkpoint.id': fields.checkpointId,
+    'baton.handoff.id': fields.handoffId,
+    'baton.lease.epoch': command.leaseEpoch,
+    'baton.command': command.kind,
   };
 }
 

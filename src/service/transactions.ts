@@ -20,6 +20,8 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import { tracer } from '../telemetry/tracing.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { StoreError, type Store, type StoreErrorCode, type TransactionBody } from '../store/store.js';
@@ -46,6 +48,20 @@ export interface RunOptions {
 
 /** Runs `body` in a transaction of the store under the runner's retry policy. */
 export async function runTransaction<T>(ctx: RunnerContext, body: TransactionBody<T>, options: RunOptions = {}): Promise<T> {
+  // A span per transaction, its retries as events: free when tracing is off (the API's tracer is a no-op).
+  return tracer().startActiveSpan(options.readOnly ? 'baton.store.read' : 'baton.store.transaction', { attributes: { 'db.system.name': ctx.store.name === 'fdb' ? 'foundationdb' : 'lmdb' } }, async (span) => {
+    try {
+      return await runWithRetries(ctx, body, options, span);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: storeCause(error) ?? 'failed' });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, options: RunOptions, span: Span): Promise<T> {
   const deadline = Date.now() + ctx.transactionDeadlineMs;
   let outages = 0;
   let contended = 0;
@@ -65,6 +81,7 @@ export async function runTransaction<T>(ctx: RunnerContext, body: TransactionBod
       if (error.code === 'unavailable') outages++;
       else contended++;
       ctx.metrics.storeRetries.inc({ code: error.code });
+      span.addEvent('retry', { 'baton.store.error': error.code, 'baton.retry.attempt': outages + contended, 'baton.retry.delay_ms': Math.round(delay) });
       await sleep(delay);
     }
   }

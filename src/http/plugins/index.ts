@@ -21,6 +21,7 @@ import { httpMetricsPlugin } from './metrics.js';
 import { openapiPlugin } from './openapi.js';
 import { registerJsonBody } from './json-body.js';
 import { genReqId, requestIdPlugin } from './request-id.js';
+import { tracingPlugin } from './tracing.js';
 
 export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';
 
@@ -48,6 +49,7 @@ export async function registerPlugins(app: FastifyInstance, opts: { config: Conf
   // A merge patch is a JSON document (RFC 7396): one parser for both, with the same checks and body limit.
   registerJsonBody(app);
   await app.register(requestIdPlugin);
+  await app.register(tracingPlugin);
   await app.register(errorsPlugin);
   await app.register(bodyDrainPlugin, { limits: drainLimits(fastifyOptions(opts.config).bodyLimit) });
   await app.register(acceptPlugin);

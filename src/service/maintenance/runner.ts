@@ -17,6 +17,7 @@ import type { ServiceContext } from '../context.js';
 import { execute } from '../execute.js';
 import { purgeRefusal, type PurgeResult } from '../purge.js';
 import { expiredTasks, pendingJobs } from '../repository/repository.js';
+import { inSpan } from '../../telemetry/tracing.js';
 import { runTransaction } from '../transactions.js';
 
 /** Tasks and jobs looked at per tick. */
@@ -52,7 +53,11 @@ export async function purgeWithin(ctx: ServiceContext, command: PurgeTask, withi
 }
 
 /** One tick: expired tasks purged, purges in progress continued. */
-export async function maintenanceTick(ctx: ServiceContext): Promise<{ started: number; finished: number }> {
+export function maintenanceTick(ctx: ServiceContext): Promise<{ started: number; finished: number }> {
+  return inSpan('baton.maintenance.tick', {}, () => tick(ctx));
+}
+
+async function tick(ctx: ServiceContext): Promise<{ started: number; finished: number }> {
   const until = performance.now() + TICK_MS;
   let started = 0;
   let finished = 0;

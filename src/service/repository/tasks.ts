@@ -41,6 +41,8 @@ export interface TaskHead {
   legalHold?: LegalHold;
   /** Set while a purge runs over several transactions: the task takes no other write until it ends. */
   purging?: { startedAt: string; by: string; purged: number };
+  /** The W3C trace context of the task's last write: a recovery's span links to it. */
+  traceparent?: string;
   /** When the policy's `expireAfter` lets the task go (its last write plus the duration), as noted in `texp`. */
   expiresAt?: string;
 }
