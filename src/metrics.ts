@@ -76,6 +76,22 @@ export function createMetrics() {
       labelNames: ['code'] as const,
       registers,
     }),
+    tasksBlocked: new Counter({
+      name: 'tasks_blocked_total',
+      help: 'Tasks the recovery circuit breaker (or an unrecoverable failure) blocked.',
+      registers,
+    }),
+    leasesExpired: new Counter({
+      name: 'leases_expired_total',
+      help: 'Leases that ran out unrenewed and were ended by the sweeper (LEASE_EXPIRED, the crash signal).',
+      registers,
+    }),
+    auditVerifications: new Counter({
+      name: 'audit_verifications_total',
+      help: 'Audit chain verifications, by result: ok, or broken.',
+      labelNames: ['result'] as const,
+      registers,
+    }),
     queueDeadLetters: new Counter({
       name: 'queue_dead_letters_total',
       help: 'Queued writes that could no longer apply when replayed, moved to the dead-letter list.',
@@ -105,6 +121,15 @@ export function createMetrics() {
       registers,
     }),
   };
+  // Every series a dashboard or an alert reads exists from the start, at zero, so an absent series never hides a fault.
+  metrics.auditVerifications.inc({ result: 'ok' }, 0);
+  metrics.auditVerifications.inc({ result: 'broken' }, 0);
+  for (const code of ['unavailable', 'timeout', 'conflict', 'commit_unknown', 'too_large', 'internal']) {
+    metrics.storeErrors.inc({ code }, 0);
+    metrics.storeRetries.inc({ code }, 0);
+  }
+  for (const stage of ['initiated', 'acknowledged']) metrics.handoffs.inc({ stage }, 0);
+  metrics.handoffSuccessRate.set(1);
   // Until a write queue reports, it is empty.
   metrics.queueDepth.set(0);
   metrics.queueAgeSeconds.set(0);

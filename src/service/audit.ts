@@ -56,20 +56,26 @@ export async function verifyAudit(ctx: ServiceContext, actor: Actor, taskId: str
     batch.push(entry);
     if (batch.length === BATCH) {
       const broken = checkChain(batch.splice(0), state);
-      if (broken) return broken;
+      if (broken) return counted(ctx, broken);
     }
   }
   const broken = checkChain(batch, state);
-  if (broken) return broken;
+  if (broken) return counted(ctx, broken);
   // The head remembers the tip: entries cut off the end of the chain are a break too.
   const lastSeq = state.expectedSeq - 1;
   if (lastSeq < head.audit.seq) {
-    return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { seq: head.audit.seq }, found: { seq: lastSeq } };
+    return counted(ctx, { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { seq: head.audit.seq }, found: { seq: lastSeq } });
   }
   if (state.prevHash !== head.audit.hash) {
-    return { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { hash: head.audit.hash }, found: { hash: state.prevHash } };
+    return counted(ctx, { ok: false, entries: state.count, firstBrokenSeq: state.expectedSeq, reason: 'missing entry', expected: { hash: head.audit.hash }, found: { hash: state.prevHash } });
   }
-  return { ok: true, entries: state.count };
+  return counted(ctx, { ok: true, entries: state.count });
+}
+
+/** Counts a verification by its result (`audit_verifications_total`). */
+function counted(ctx: ServiceContext, check: ChainCheck): ChainCheck {
+  ctx.metrics.auditVerifications.inc({ result: check.ok ? 'ok' : 'broken' });
+  return check;
 }
 
 const isAfterTask = (value: unknown): value is { t: string } => typeof value === 'object' && value !== null && typeof (value as { t?: unknown }).t === 'string';

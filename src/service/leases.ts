@@ -104,6 +104,7 @@ export async function expireLease(ctx: ServiceContext, command: ExpireLease): Pr
     await retire(write, 'expired');
     return true;
   });
+  if (result && !replayed) ctx.metrics.leasesExpired.inc();
   return { expired: result, replayed };
 }
 

@@ -94,9 +94,10 @@ async function startFrom(ctx: ServiceContext, command: StartRecovery, walked: Wa
       write.event({ type: 'RECOVERY_INITIATED', subject: recovery.id, data: { recoveryId: recovery.id, checkpointId: recovery.checkpointId, reason: command.reason, failure: command.failure } });
     }
     await repo.recoveries.put(recovery);
-    return { recoveryId: recovery.id, corrupt: point.corrupt };
+    return { recoveryId: recovery.id, corrupt: point.corrupt, blocked: blockedReason !== undefined && head.blocked?.at === now };
   });
   if (!replayed) ctx.metrics.recoveryAttempts.inc();
+  if (!replayed && result.blocked) ctx.metrics.tasksBlocked.inc();
   await ctx.integrity.report(ctx, command.actor, result.corrupt);
   const recovery = await readRecovery(ctx, command.actor, result.recoveryId);
   const checkpoint = recovery.checkpointId ? await snapshot(ctx, command.actor.tenant, (repo) => repo.checkpoints.current(recovery.taskId, recovery.checkpointId!)) : undefined;
