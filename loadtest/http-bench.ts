@@ -26,6 +26,10 @@
  *                 fsynced local queue; then the store comes back and the replay is timed
  *   history(100)  GET /v1/tasks/:taskId/checkpoints?limit=100 on 5 tasks with
  *                 120 checkpoints each, at BENCH_CONNECTIONS and at 1 connection
+ *   create traced the create scenario against a second Baton exporting every span
+ *                 (OTEL_EXPORTER_OTLP_ENDPOINT, http/protobuf, always sampled) to a local
+ *                 OTLP receiver: what tracing on costs, beside tracing off (the first
+ *                 Baton has no endpoint, so the SDK is not even loaded)
  *   contention    BENCH_CONTENTION_WRITERS connections (default 32) all creating
  *                 checkpoints of ONE task: every write reads and writes the task
  *                 head, so on FoundationDB they conflict and are retried; any
@@ -87,6 +91,7 @@ import { closedTable, closedUnansweredNote, openTable, pct, times, unansweredNot
 import { closedLoop, getRequests, historyRequests, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
 import { openLoopMeasured, type OpenRun } from './lib/open-loop.js';
 import { fsyncProbe } from './lib/fsync-probe.js';
+import { startOtlpSink } from './lib/otlp-sink.js';
 import { handoffScenario } from './lib/handoff-scenario.js';
 import { PatchScenario } from './lib/patch-scenario.js';
 import { queueScenario } from './lib/queue-scenario.js';
@@ -204,6 +209,19 @@ async function main(): Promise<void> {
   const history1 = await closedLoop(baton, historyRequests, 1);
   rows.push([`history(${HISTORY_LIMIT})`, 'baton', history1]);
   sampleMemory();
+  step('create with tracing on (every span exported over OTLP/HTTP to a local receiver)');
+  const sink = await startOtlpSink();
+  const traced = await startServer(
+    'baton-traced',
+    BATON_MAIN,
+    { ...batonEnv, BATON_DATA_DIR: tempDirs.make('traced'), OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'baton-bench' },
+    '/readyz',
+  );
+  const createTraced = await closedLoop(traced, postRequests);
+  rows.push(['create traced', 'baton', createTraced]);
+  const exported = { requests: sink.requests(), bytes: sink.bytes() };
+  traced.child.kill('SIGTERM');
+  await sink.close();
   step(`contention (${CONTENTION_WRITERS} writers creating checkpoints of one task)`);
   const contention = await closedLoop(baton, () => postRequests('/v1/checkpoints', () => 'bench-contended-task'), CONTENTION_WRITERS);
   rows.push([`contention x${CONTENTION_WRITERS}`, 'baton', contention]);
@@ -257,6 +275,10 @@ async function main(): Promise<void> {
   console.log(
     `patch: ${patch.extra.ok200} x 200, ${patch.extra.conflict412} x 412, ${patch.extra.other} other, ` +
       `${patch.extra.resyncs} re-reads, ${patch.extra.poolEmpty} pool-empty (a 412 here means a lost or wrong version)`,
+  );
+  console.log(
+    `tracing: creates with every span exported ${fixed(createTraced.okPerSec, 0)}/s vs tracing off ${fixed(create.okPerSec, 0)}/s = ${pct(createTraced.okPerSec / create.okPerSec)} ` +
+      `(DESIGN §9: on costs at most 10 %: ${verdict(createTraced.okPerSec >= 0.9 * create.okPerSec)}); ${exported.requests} OTLP requests, ${exported.bytes} bytes received`,
   );
   console.log(
     `contention: ${CONTENTION_WRITERS} writers of one task, ${fixed(contention.okPerSec, 0)} creates/s, p50/p99 ${fixed(contention.p50Ms, 2)}/${fixed(contention.p99Ms, 2)} ms, ` +
@@ -346,7 +368,8 @@ async function main(): Promise<void> {
     setup: { checkpoints: prepared, seconds: round(prepSeconds, 2) },
     fsync,
     store: batonEnv.BATON_STORE,
-    closed: { create, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
+    closed: { create, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
+    tracing: { exported, tracedVsOff: round(createTraced.okPerSec / create.okPerSec, 4) },
     handoffs,
     queue,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },
