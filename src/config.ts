@@ -126,6 +126,8 @@ const retentionSettings = {
   defaultKeepLast: setting('BATON_DEFAULT_KEEP_LAST', z.coerce.number().int().min(1).max(1_000_000).optional()),
   /** How often tasks past their `expireAfter`, and purges left unfinished, are looked for (ms). */
   retentionSweepMs: setting('BATON_RETENTION_SWEEP_MS', ms(10, 24 * 60 * 60 * 1000).default(60_000)),
+  /** How long events are kept in the outbox (ms); older ones are trimmed by the maintenance runner. */
+  eventRetentionMs: setting('BATON_EVENT_RETENTION_MS', ms(1_000, 10 * 365 * 24 * 60 * 60 * 1000).default(7 * 24 * 60 * 60 * 1000)),
   /** How long `DELETE /v1/tasks/:taskId` goes on purging before it answers 202 and leaves the rest to the maintenance runner (ms). */
   purgeWaitMs: setting('BATON_PURGE_WAIT_MS', ms(0, 60_000).default(2_000)),
 };

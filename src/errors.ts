@@ -37,6 +37,7 @@ export const ERRORS = {
   lineage_too_deep: { status: 409, title: 'Lineage too deep', message: 'The parent’s lineage is deeper than one transaction can check for a cycle; link to a checkpoint nearer its root.' },
   conflict: { status: 409, title: 'Conflict', message: 'The request conflicts with the current state of the resource; read it again and retry.' },
   checkpoint_compacted: { status: 410, title: 'Checkpoint compacted', message: 'This checkpoint was removed by compaction under its task’s policy; read a newer checkpoint of the task.' },
+  events_expired: { status: 410, title: 'Events expired', message: 'Events after this cursor are past their retention and no longer held; start again from oldestId or from now.' },
   version_conflict: { status: 412, title: 'Version conflict', message: 'The checkpoint changed since the version named in If-Match; read it again and resend your change against the new ETag.' },
   payload_too_large: { status: 413, title: 'Payload too large', message: 'The request body is larger than the service accepts; send a smaller checkpoint.' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', message: 'Send the body as application/json (or application/merge-patch+json for PATCH).' },

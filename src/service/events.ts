@@ -72,8 +72,23 @@ function checkCursor(after: string | undefined): void {
   if (after !== undefined && !isEventCursor(after)) throw new AppError('invalid_cursor');
 }
 
+/**
+ * Refuses a cursor older than what retention has trimmed: the events between
+ * it and the oldest one held are gone, and a reader must know it missed them
+ * (410 `events_expired`, naming the oldest event still held).
+ */
+export async function checkHeld(ctx: ServiceContext, actor: Actor, after: string | undefined): Promise<void> {
+  if (after === undefined) return;
+  const held = await snapshot(ctx, actor.tenant, async (repo) => {
+    const trimmed = await repo.events.trimmedUpTo();
+    return trimmed !== undefined && after < trimmed ? { oldest: await repo.events.oldest() } : undefined;
+  });
+  if (held !== undefined) throw new AppError('events_expired', { extra: { oldestId: held.oldest ?? null } });
+}
+
 export async function eventPage(ctx: ServiceContext, actor: Actor, query: EventQuery): Promise<{ items: StoredEvent[]; nextCursor?: string }> {
   checkCursor(query.after);
+  await checkHeld(ctx, actor, query.after);
   // One event more than asked tells whether this is the last page.
   const { items } = await snapshot(ctx, actor.tenant, (repo) => readEvents(repo, { ...query, limit: query.limit + 1 }));
   const page: { items: StoredEvent[]; nextCursor?: string } = { items: items.slice(0, query.limit) };

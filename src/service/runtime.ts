@@ -113,7 +113,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       replayer = queue ? startReplayer(ctx, queue, config.queueReplayMs) : undefined;
       const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
       const operations = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
-      maintenance = startMaintenance(ctx, config.retentionSweepMs);
+      maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs, eventRetentionMs: config.eventRetentionMs });
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
       stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance?.stop() ?? Promise.resolve()];
     },

@@ -173,6 +173,8 @@ export const SYSTEM_SPACES = {
   maintenance: 'mnt',
   /** `(expiresAt, tenant, taskId)` → empty; tasks by the time their policy's `expireAfter` runs out, for the retention sweeper. */
   taskExpiry: 'texp',
+  /** `(tenant)` → empty; every tenant that has written, for passes over each tenant's data (event retention). */
+  tenants: 'tnt',
 } as const;
 
 export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {

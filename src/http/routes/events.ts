@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../../service/context.js';
-import { eventPage, isEventCursor, liveEvents, presentCursor } from '../../service/events.js';
+import { checkHeld, eventPage, isEventCursor, liveEvents, presentCursor } from '../../service/events.js';
 import { EVENT_TYPES } from '../../domain/events.js';
 import { accepts, actorOf, scoped } from '../request-context.js';
 import { eventsQuery } from '../schemas.js';
@@ -41,6 +41,7 @@ export async function eventRoutes(base: FastifyInstance, { ctx, pollMs }: { ctx:
       return eventPage(scoped(ctx, request), actor, { ...(after ? { after } : {}), ...(types ? { types } : {}), limit: request.query.limit });
     }
 
+    if (after !== undefined && isEventCursor(after)) await checkHeld(ctx, actor, after);
     const start = after ?? (await presentCursor(ctx, actor));
     const abort = new AbortController();
     request.raw.on('close', () => abort.abort());

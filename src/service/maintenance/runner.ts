@@ -5,7 +5,8 @@
  * Every `BATON_RETENTION_SWEEP_MS` it (1) starts a purge of each task whose
  * policy's `expireAfter` has run out (the system space `texp`), and (2) goes
  * on with every purge in progress (the system space `mnt`), batch after
- * batch, until each is done or the tick's time is spent. Every instance may
+ * batch, until each is done or the tick's time is spent, and (3) trims each
+ * tenant's event outbox of events older than `BATON_EVENT_RETENTION_MS`. Every instance may
  * run it: a batch is a task transaction that finds what is left, so two
  * runners at once only share the work.
  *
@@ -16,12 +17,14 @@ import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../context.js';
 import { execute } from '../execute.js';
 import { purgeRefusal, type PurgeResult } from '../purge.js';
-import { expiredTasks, pendingJobs } from '../repository/repository.js';
+import { expiredTasks, pendingJobs, Repository, tenants } from '../repository/repository.js';
 import { inSpan } from '../../telemetry/tracing.js';
 import { runTransaction } from '../transactions.js';
 
-/** Tasks and jobs looked at per tick. */
+/** Tasks, jobs and tenants looked at per read. */
 const BATCH = 100;
+/** Events one trimming transaction removes, at most (each a small clear). */
+const EVENTS_PER_BATCH = 1_000;
 /** How long one tick may keep going through batches before it yields to the next. */
 const TICK_MS = 2_000;
 
@@ -53,11 +56,37 @@ export async function purgeWithin(ctx: ServiceContext, command: PurgeTask, withi
 }
 
 /** One tick: expired tasks purged, purges in progress continued. */
-export function maintenanceTick(ctx: ServiceContext): Promise<{ started: number; finished: number }> {
-  return inSpan('baton.maintenance.tick', {}, () => tick(ctx));
+export interface MaintenanceSettings {
+  intervalMs: number;
+  /** Events older than this are trimmed from the outbox (ms). */
+  eventRetentionMs: number;
 }
 
-async function tick(ctx: ServiceContext): Promise<{ started: number; finished: number }> {
+export function maintenanceTick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number }> {
+  return inSpan('baton.maintenance.tick', {}, () => tick(ctx, settings));
+}
+
+/** Trims every tenant's outbox of events older than the retention, in bounded transactions, until the tick's time is spent. */
+async function trimEvents(ctx: ServiceContext, retentionMs: number, until: number): Promise<number> {
+  const before = new Date(ctx.now().getTime() - retentionMs).toISOString();
+  let trimmed = 0;
+  let after: string | undefined;
+  for (;;) {
+    const page = await runTransaction(ctx, (tx) => tenants(tx, after, BATCH), { readOnly: true });
+    for (const tenant of page) {
+      for (;;) {
+        const count = await runTransaction(ctx, (tx) => new Repository(tx, tenant).events.trim(before, EVENTS_PER_BATCH));
+        trimmed += count;
+        if (count < EVENTS_PER_BATCH || performance.now() >= until) break;
+      }
+      if (performance.now() >= until) return trimmed;
+    }
+    if (page.length < BATCH) return trimmed;
+    after = page[page.length - 1];
+  }
+}
+
+async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number }> {
   const until = performance.now() + TICK_MS;
   let started = 0;
   let finished = 0;
@@ -84,15 +113,17 @@ async function tick(ctx: ServiceContext): Promise<{ started: number; finished: n
       ctx.log.info({ tenant: job.tenant, taskId: job.taskId }, 'task purged');
     }
   }
-  return { started, finished };
+  const trimmed = await trimEvents(ctx, settings.eventRetentionMs, until);
+  if (trimmed > 0) ctx.log.info({ trimmed }, 'events past their retention trimmed');
+  return { started, finished, trimmed };
 }
 
 /** Runs a tick every `intervalMs` (never two at once); stop() lets the running one finish its batch. */
-export function startMaintenance(ctx: ServiceContext, intervalMs: number): { stop(): Promise<void>; kick(): Promise<void> } {
+export function startMaintenance(ctx: ServiceContext, settings: MaintenanceSettings): { stop(): Promise<void>; kick(): Promise<void> } {
   let running: Promise<void> | undefined;
   let failing = false;
   const run = (): Promise<void> => {
-    running ??= maintenanceTick(ctx)
+    running ??= maintenanceTick(ctx, settings)
       .then(() => {
         failing = false;
       })
@@ -105,7 +136,7 @@ export function startMaintenance(ctx: ServiceContext, intervalMs: number): { sto
       });
     return running;
   };
-  const timer = setInterval(() => void run(), intervalMs);
+  const timer = setInterval(() => void run(), settings.intervalMs);
   timer.unref();
   return {
     async stop() {

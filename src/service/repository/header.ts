@@ -6,9 +6,18 @@
  *
  * @module
  */
+import { systemKeyspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { CODECS } from './codec.js';
 import type { Keyspace } from './keyspace.js';
+
+/** Up to `limit` tenants that have written, after `after`, in name order. */
+export async function tenants(tx: Transaction, after: string | undefined, limit: number): Promise<string[]> {
+  const space = systemKeyspace().tenants;
+  const begin = after === undefined ? space.range().begin : space.range(after).end;
+  const rows = await tx.getRange(begin, space.range().end, { limit });
+  return rows.map((row) => space.unpack(row.key)[0] as string);
+}
 
 /** The format this version writes and reads. */
 export const STORE_FORMAT = 1;
@@ -23,6 +32,7 @@ export class HeaderRows {
   constructor(
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
+    private readonly tenant: string,
   ) {}
 
   /** The header, written now when the tenant has none; undefined when the store's format is newer than this version's. */
@@ -35,6 +45,8 @@ export class HeaderRows {
     }
     const header: StoreHeader = { format: STORE_FORMAT, codec: 'msgpack' };
     this.tx.set(key, CODECS.meta.encode(header));
+    // The tenant joins the list the passes over every tenant's data walk.
+    this.tx.set(systemKeyspace().tenants.pack(this.tenant), Buffer.alloc(0));
     return header;
   }
 }

@@ -37,6 +37,39 @@ export class OutboxRows {
     return rows.map((row) => ({ cursor: this.cursorOf(row.key), event: decode<CloudEvent>('events', row.value) }));
   }
 
+  /**
+   * Removes up to `limit` of the oldest events written before `before` (ISO
+   * 8601), stopping at the first newer one, and notes how far the trimming
+   * has gone, so a reader resuming from an event no longer held is told.
+   */
+  async trim(before: string, limit: number): Promise<number> {
+    const range = this.ks.events.range();
+    const rows = await this.tx.getRange(range.begin, range.end, { limit });
+    let trimmed = 0;
+    let last: string | undefined;
+    for (const row of rows) {
+      if (decode<CloudEvent>('events', row.value).time >= before) break;
+      this.tx.clear(row.key);
+      last = this.cursorOf(row.key);
+      trimmed += 1;
+    }
+    if (last !== undefined) this.tx.set(this.ks.meta.pack('events-trimmed'), CODECS.meta.encode(last));
+    return trimmed;
+  }
+
+  /** The cursor of the newest event trimmed for retention, or undefined when none was. */
+  async trimmedUpTo(): Promise<string | undefined> {
+    const value = await this.tx.get(this.ks.meta.pack('events-trimmed'));
+    return value === undefined ? undefined : decode<string>('meta', value);
+  }
+
+  /** The cursor of the oldest event held, or undefined when there is none. */
+  async oldest(): Promise<string | undefined> {
+    const range = this.ks.events.range();
+    const rows = await this.tx.getRange(range.begin, range.end, { limit: 1 });
+    return rows.length === 0 ? undefined : this.cursorOf(rows[0]!.key);
+  }
+
   /** The cursor of the newest event, or undefined when there is none. */
   async newest(): Promise<string | undefined> {
     const range = this.ks.events.range();

@@ -62,7 +62,7 @@ export class Repository {
     this.leases = new RecordRows(tx, ks.leases, CODECS.leases);
     this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
     this.deadLetters = new RecordRows(tx, ks.deadLetters, CODECS.deadLetters);
-    this.header = new HeaderRows(tx, ks);
+    this.header = new HeaderRows(tx, ks, tenant);
     this.jobs = new JobRows(tx, tenant);
   }
 
@@ -88,4 +88,4 @@ export { READ_BUDGET, ReadBudget, type ReadLimits } from './read-budget.js';
 export type { OutboxRow } from './outbox.js';
 export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './records.js';
 export type { TaskHead } from './tasks.js';
-export { STORE_FORMAT, type StoreHeader } from './header.js';
+export { STORE_FORMAT, tenants, type StoreHeader } from './header.js';
