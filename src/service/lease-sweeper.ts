@@ -7,6 +7,7 @@
  */
 import type { ServiceContext } from './context.js';
 import { execute } from './execute.js';
+import { periodic, type Periodic } from './maintenance/periodic.js';
 import { dueLeases, type DueLease } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
 
@@ -18,43 +19,15 @@ const SWEEP_BATCH = 100;
  * may sweep: ending a lease is a task transaction that checks it is still
  * due, so each expiry is announced once.
  */
-export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  let failing = false;
-  const sweep = async (): Promise<void> => {
+export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): Periodic {
+  return periodic('lease sweep', intervalMs, ctx.log, async (state) => {
     const now = ctx.now().toISOString();
     const due = await runTransaction(ctx, (tx) => dueLeases(tx, now, SWEEP_BATCH), { readOnly: true });
     for (const entry of due) {
-      if (stopped) return;
+      if (state.stopped) return;
       await expireOne(ctx, entry, now);
     }
-  };
-  const timer = setInterval(() => {
-    // A sweep slower than the interval is not stacked on: the next tick finds it running and passes.
-    if (running !== undefined) return;
-    running = sweep()
-      .then(() => {
-        failing = false;
-      })
-      .catch((error: unknown) => {
-        // Once per outage, not once a second through it.
-        if (!failing) ctx.log.warn({ err: error }, 'lease sweep failed; retrying at each sweep until the store answers');
-        failing = true;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  // The sweeper alone must not keep a process alive.
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  });
 }
 
 async function expireOne(ctx: ServiceContext, entry: DueLease, now: string): Promise<void> {

@@ -8,6 +8,7 @@
  * @module
  */
 import type { ServiceContext } from './context.js';
+import { periodic, type Periodic } from './maintenance/periodic.js';
 import { expireOperations } from './repository/repository.js';
 import { runTransaction, type RunnerContext } from './transactions.js';
 
@@ -34,26 +35,9 @@ export async function sweepOperations(ctx: RunnerContext, before: number, batche
   return deleted;
 }
 
-export function startOperationSweeper(ctx: ServiceContext, settings: OperationSweepSettings): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    // A sweep slower than the interval is not stacked on: the next tick finds it running and passes.
-    if (running !== undefined) return;
-    running = sweepOperations(ctx, ctx.now().getTime() - settings.retentionMs)
-      .then((deleted) => {
-        if (deleted > 0) ctx.log.info({ deleted }, 'expired operation records deleted');
-      })
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'operation sweep failed; retrying at the next sweep'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, settings.intervalMs);
-  // The sweeper alone must not keep a process alive.
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+export function startOperationSweeper(ctx: ServiceContext, settings: OperationSweepSettings): Periodic {
+  return periodic('operation sweep', settings.intervalMs, ctx.log, async () => {
+    const deleted = await sweepOperations(ctx, ctx.now().getTime() - settings.retentionMs);
+    if (deleted > 0) ctx.log.info({ deleted }, 'expired operation records deleted');
+  });
 }

@@ -19,6 +19,7 @@ import { execute } from '../execute.js';
 import { purgeRefusal, type PurgeResult } from '../purge.js';
 import { expiredTasks, pendingJobs, Repository, tenants } from '../repository/repository.js';
 import { inSpan } from '../../telemetry/tracing.js';
+import { periodic, type Periodic } from './periodic.js';
 import { runTransaction } from '../transactions.js';
 
 /** Tasks, jobs and tenants looked at per read. */
@@ -119,30 +120,8 @@ async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'ev
 }
 
 /** Runs a tick every `intervalMs` (never two at once); stop() lets the running one finish its batch. */
-export function startMaintenance(ctx: ServiceContext, settings: MaintenanceSettings): { stop(): Promise<void>; kick(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  let failing = false;
-  const run = (): Promise<void> => {
-    running ??= maintenanceTick(ctx, settings)
-      .then(() => {
-        failing = false;
-      })
-      .catch((error: unknown) => {
-        if (!failing) ctx.log.warn({ err: error }, 'maintenance failed; retrying at each tick until it succeeds');
-        failing = true;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
-  };
-  const timer = setInterval(() => void run(), settings.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-    kick: run,
-  };
+export function startMaintenance(ctx: ServiceContext, settings: MaintenanceSettings): Periodic {
+  return periodic('maintenance', settings.intervalMs, ctx.log, async () => {
+    await maintenanceTick(ctx, settings);
+  });
 }
