@@ -10,14 +10,22 @@
  * changes, and skipped; the watcher goes on. Files are read only once they
  * have stopped changing for the debounce time.
  *
+ * The watcher reads each file with the same converters the server's import
+ * uses (`src/formats/`), then records the SHA-256 of every file the
+ * checkpoint names that exists in DIR (`{ path, sha256 }`), so a later
+ * stale-check is exact, and sends the checkpoint as a create.
+ *
  * @module
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { CliError } from './errors.js';
 import type { ServerOptions } from './http.js';
-import { importDocument, type ImportFormat } from './transfer.js';
+import type { CheckpointInput } from '../domain/checkpoint.js';
+import { decodeUtf8, FORMATS, FormatError } from '../formats/index.js';
+import { request, server } from './http.js';
+import type { ImportFormat } from './transfer.js';
 
 export interface WatchOptions extends ServerOptions {
   once: boolean;
@@ -68,6 +76,39 @@ interface Seen {
   done: boolean;
 }
 
+type FileRefValue = string | { path: string; sha256?: string };
+
+/** The checkpoint with `{ path, sha256 }` for each file it names that exists under `root` (a path it cannot read stays as it was). */
+export function withFileHashes(input: CheckpointInput, root: string): CheckpointInput {
+  const hashed = (ref: FileRefValue): FileRefValue => {
+    const path = typeof ref === 'string' ? ref : ref.path;
+    if (typeof ref !== 'string' && ref.sha256 !== undefined) return ref;
+    const file = resolve(root, path);
+    if (relative(root, file).startsWith('..')) return ref;
+    try {
+      if (!statSync(file).isFile()) return ref;
+      return { ...(typeof ref === 'string' ? {} : ref), path, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') };
+    } catch {
+      return ref;
+    }
+  };
+  const items = (list: CheckpointInput['executionState'] extends infer S ? (S extends { completedItems?: infer I } ? I : never) : never) =>
+    list?.map((item) => (typeof item === 'string' || item.files === undefined ? item : { ...item, files: Object.fromEntries(Object.entries(item.files).map(([change, refs]) => [change, Array.isArray(refs) ? refs.map((r) => hashed(r as FileRefValue)) : refs])) }));
+  const state = input.executionState;
+  const metrics = input.metrics;
+  return {
+    ...input,
+    ...(state ? { executionState: { ...state, ...(state.completedItems ? { completedItems: items(state.completedItems) } : {}), ...(state.pendingItems ? { pendingItems: items(state.pendingItems) } : {}), ...(state.blockedItems ? { blockedItems: items(state.blockedItems) } : {}) } } : {}),
+    ...(metrics?.filesModified ? { metrics: { ...metrics, filesModified: metrics.filesModified.map((r) => hashed(r as FileRefValue)) } } : {}),
+  } as CheckpointInput;
+}
+
+/** Creates the checkpoint; answers it (or the first answer, for a repeat of the same key). */
+async function createCheckpoint(input: CheckpointInput, idempotencyKey: string, options: ServerOptions): Promise<{ checkpoint: { id: string; taskId: string }; replayed: boolean }> {
+  const response = await request(server(options), 'POST', '/v1/checkpoints', { body: JSON.stringify(input), headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey } });
+  return { checkpoint: (await response.json()) as { id: string; taskId: string }, replayed: response.headers.get('idempotent-replayed') === 'true' };
+}
+
 export class Watcher {
   private readonly seen = new Map<string, Seen>();
 
@@ -102,17 +143,20 @@ export class Watcher {
         continue;
       }
       const entry = this.seen.get(rel)!;
+      let input: CheckpointInput;
       try {
-        const { checkpoint, replayed } = await importDocument(
-          data,
-          {
-            format,
-            idempotencyKey: `watch:${digest.slice(0, 48)}`,
-            ...(format === 'pipeline' ? {} : { taskId: this.options.taskId ?? (this.root.split(sep).filter(Boolean).pop() ?? 'project') }),
-            ...(this.options.agentId ? { agentId: this.options.agentId } : {}),
-          },
-          this.options,
-        );
+        input = FORMATS[format].parse(decodeUtf8(data), {
+          ...(format === 'pipeline' ? {} : { taskId: this.options.taskId ?? (this.root.split(sep).filter(Boolean).pop() ?? 'project') }),
+          ...(this.options.agentId ? { agentId: this.options.agentId } : {}),
+        });
+      } catch (error) {
+        if (!(error instanceof FormatError)) throw error;
+        entry.done = true;
+        this.say(`${rel}: skipped, validation_failed: ${error.toFieldError().field}: ${error.toFieldError().message}`);
+        continue;
+      }
+      try {
+        const { checkpoint, replayed } = await createCheckpoint(withFileHashes(input, this.root), `watch:${digest.slice(0, 48)}`, this.options);
         entry.done = true;
         if (!replayed) {
           written += 1;

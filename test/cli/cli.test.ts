@@ -7,6 +7,7 @@
  * makes it fail naming the task and the entry.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,20 @@ describe('baton', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).not.toMatch(/PROJ-42\.json: checkpoint/);
     expect(await history('PROJ-42')).toHaveLength(2);
+  });
+
+  it('watch: a builder-state.json is kept with the SHA-256 of each file it names that exists in the project, for exact stale-checks', async () => {
+    const project = join(work, 'builder');
+    mkdirSync(join(project, 'src', 'contexts'), { recursive: true });
+    writeFileSync(join(project, 'src', 'contexts', 'ThemeContext.tsx'), 'export const ThemeContext = {};\n');
+    writeFileSync(join(project, 'builder-state.json'), readFileSync(new URL('../formats/fixtures/seed-000-builder-state.json', import.meta.url)));
+    const run = await baton(['watch', project, '--once', '--task', 'dark-mode', '--url', url, '--token', TOKEN]);
+    expect(run.stdout).toMatch(/builder-state\.json: checkpoint \S+ of task dark-mode/);
+    const [stored] = await history('dark-mode');
+    const expected = createHash('sha256').update('export const ThemeContext = {};\n').digest('hex');
+    expect(JSON.stringify(stored)).toContain(JSON.stringify({ path: 'src/contexts/ThemeContext.tsx', sha256: expected }));
+    // A file the checkpoint names that is not in the project stays a plain path.
+    expect(JSON.stringify(stored)).toContain('"src/App.tsx"');
   });
 
   it('import and export: a file in, the same checkpoint out in a format and as an evidence bundle', async () => {
