@@ -5,6 +5,8 @@
 // one read snapshot, and the service must then be pointed at DEST.
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import console from 'node:console';
+import process from 'node:process';
 import { open } from 'lmdb';
 
 const [source, target] = process.argv.slice(2).map((path) => resolve(path));
