@@ -11,44 +11,25 @@
  * screenshots of docs/console.md into docs/console/; otherwise they go to
  * the temporary directory, so a test run leaves the checkout as it was.
  */
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateSigner } from '../../src/service/signing.js';
+import { chromiumAvailable, launchChromium } from './chromium.js';
 import { buildTestApp, checkpointBody, TOKENS, type TestApp } from '../support/app.js';
 import { seriousViolations } from './axe.js';
 import { apiCaller, writeScenario, type Scenario } from './console-scenario.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REQUIRED = process.env.BATON_REQUIRE_BROWSER === '1';
-const MISSING = `no executable Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 const SHOTS = process.env.BATON_CONSOLE_SCREENSHOTS === '1' ? 'docs/console' : join(tmpdir(), 'baton-console-screenshots');
 const WIDE = { width: 1280, height: 800 };
 const NARROW = { width: 390, height: 844 };
 /** Room for a machine running the whole suite at once. */
 const POLL = { timeout: 10_000 };
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-const available = executable(CHROMIUM);
-if (!available && !REQUIRED) console.log(`[console] skipped: ${MISSING}`);
-
-if (!available && REQUIRED) {
-  describe('the console in a real browser', () => {
-    it('needs Chromium', () => {
-      throw new Error(`BATON_REQUIRE_BROWSER=1, but ${MISSING}.`);
-    });
-  });
-}
+const available = chromiumAvailable('the console in a real browser', 'console');
 
 describe.runIf(available)('the console in a real browser', () => {
   let t: TestApp;
@@ -84,10 +65,7 @@ describe.runIf(available)('the console in a real browser', () => {
     t = await buildTestApp({ app: { signer: loadOrCreateSigner(join(signerDir, 'signing-key.pem')) } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     s = await writeScenario(t, base);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: WIDE });
     page.setDefaultTimeout(15_000);
     page.on('console', (message) => {

@@ -3,34 +3,14 @@
  * reports this file skipped; with `BATON_REQUIRE_BROWSER=1` (as `.ci/run`
  * sets) it fails instead, so CI cannot go green without the page being seen.
  */
-import { accessSync, constants } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from './chromium.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REQUIRED = process.env.BATON_REQUIRE_BROWSER === '1';
-const MISSING = `no executable Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-const available = executable(CHROMIUM);
-if (!available && !REQUIRED) console.log(`[docs page] skipped: ${MISSING}`);
-
-if (!available && REQUIRED) {
-  describe('the /docs page in a real browser', () => {
-    it('needs Chromium', () => {
-      throw new Error(`BATON_REQUIRE_BROWSER=1, but ${MISSING}.`);
-    });
-  });
-}
+const available = chromiumAvailable('the /docs page in a real browser', 'docs page');
 
 describe.runIf(available)('the /docs page in a real browser', () => {
   let t: TestApp;
@@ -40,10 +20,7 @@ describe.runIf(available)('the /docs page in a real browser', () => {
   beforeAll(async () => {
     t = await buildTestApp();
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
