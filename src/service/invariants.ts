@@ -21,7 +21,3 @@ export function present<T>(value: T | undefined | null, invariant: string): T {
   if (value === undefined || value === null) throw new InvariantError(invariant);
   return value;
 }
-
-export function invariant(condition: unknown, description: string): asserts condition {
-  if (!condition) throw new InvariantError(description);
-}

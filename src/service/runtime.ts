@@ -53,8 +53,6 @@ export interface Runtime {
   start(): void;
   /** Runs a replay pass now (after a fault is cleared). */
   kickReplay(): Promise<void>;
-  /** Runs a maintenance tick now. */
-  kickMaintenance(): Promise<void>;
   /** Stops the background work, finishing what is in progress, and closes the queue. */
   close(): Promise<void>;
 }
@@ -99,7 +97,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 
   let stops: Array<() => Promise<void>> = [];
   let replayer: Replayer | undefined;
-  let maintenance: ReturnType<typeof startMaintenance> | undefined;
   let started = false;
   return {
     config,
@@ -113,12 +110,11 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       replayer = queue ? startReplayer(ctx, queue, config.queueReplayMs) : undefined;
       const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
       const operations = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
-      maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs, eventRetentionMs: config.eventRetentionMs });
+      const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs, eventRetentionMs: config.eventRetentionMs });
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
-      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance?.stop() ?? Promise.resolve()];
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
-    kickMaintenance: () => maintenance?.kick() ?? Promise.resolve(),
     async close() {
       for (const stop of stops) await stop();
       stops = [];

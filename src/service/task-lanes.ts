@@ -29,9 +29,4 @@ export class TaskLanes {
       if (this.tails.get(lane) === mine) this.tails.delete(lane);
     }
   }
-
-  /** Lanes with a write in flight (for tests: none may outlive its writes). */
-  get size(): number {
-    return this.tails.size;
-  }
 }
