@@ -49,7 +49,7 @@ export async function runInTask<T>(
   change: (write: TaskWrite) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   const { actor, at: now } = command;
-  annotate(commandAttributes(command as Command, taskId));
+  annotate(() => commandAttributes(command as Command, taskId));
   // The trace of the request that causes the change, for its events and the next agent's link to it.
   const traceparent = currentTraceparent();
   // Set by the attempt that runs the change; a body the store runs again starts it over.

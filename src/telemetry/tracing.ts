@@ -63,11 +63,11 @@ export function linkTo(traceparent: string | undefined, attributes: Attributes =
   if (target !== undefined) trace.getActiveSpan()?.addLink({ context: target, attributes } satisfies Link);
 }
 
-/** Sets attributes on the active span, leaving out the absent ones. */
-export function annotate(attributes: Record<string, string | number | undefined>): void {
+/** Sets attributes on the active span, leaving out the absent ones; made only when a span records (nothing on the hot path when tracing is off). */
+export function annotate(attributes: () => Record<string, string | number | undefined>): void {
   const span = trace.getActiveSpan();
   if (span === undefined || !span.isRecording()) return;
-  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) span.setAttribute(key, value);
+  for (const [key, value] of Object.entries(attributes())) if (value !== undefined) span.setAttribute(key, value);
 }
 
 /** The context a request's headers carry (its `traceparent`), to continue its trace. */
