@@ -155,3 +155,16 @@ export function useBatonProcess(prefix: string): () => string {
   });
   return () => url;
 }
+
+/** Every event the server holds for the writer's tenant, oldest first, read page by page. */
+export async function allEvents(base: string): Promise<{ type: string; subject: string }[]> {
+  const events: { type: string; subject: string }[] = [];
+  for (let after: string | undefined, more = true; more; ) {
+    const res = await fetch(`${base}/v1/events?limit=1000${after ? `&after=${after}` : ''}`, { headers: WRITER });
+    const page = (await res.json()) as { items: { type: string; subject: string }[]; nextCursor?: string };
+    events.push(...page.items);
+    after = page.nextCursor;
+    more = after !== undefined;
+  }
+  return events;
+}

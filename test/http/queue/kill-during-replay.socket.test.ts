@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { decodeRecords } from '../../../src/queue/journal.js';
 import { checkpointBody, TOKENS } from '../../support/app.js';
-import { exited, removeDir, startBaton, stopBaton, tempDataDir, WRITER, type RunningServer } from '../../support/crash-server.js';
+import { allEvents, exited, removeDir, startBaton, stopBaton, tempDataDir, WRITER, type RunningServer } from '../../support/crash-server.js';
 
 const QUEUED_TASKS = 12;
 const QUEUED_PER_TASK = 25;
@@ -154,13 +154,7 @@ it('applies every acknowledged write exactly once when killed during a replay wh
     expect((await json(`${server.url}/v1/tasks/${taskId}/audit/verify`)).body).toEqual({ ok: true, entries: ids.length });
     total += ids.length;
   }
-  const events: { type: string; subject: string }[] = [];
-  for (let after: string | undefined, more = true; more; ) {
-    const page = await json(`${server.url}/v1/events?limit=1000${after ? `&after=${after}` : ''}`);
-    events.push(...(page.body.items as { type: string; subject: string }[]));
-    after = page.body.nextCursor as string | undefined;
-    more = after !== undefined;
-  }
+  const events = await allEvents(server.url);
   const created = events.filter((e) => e.type === 'CHECKPOINT_CREATED').map((e) => e.subject);
   expect(created.length).toBe(total);
   expect(new Set(created)).toEqual(seen);

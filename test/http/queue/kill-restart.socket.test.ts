@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, expect, it } from 'vitest';
 import { TOKENS } from '../../support/app.js';
 import { checkpointBody } from '../../support/app.js';
-import { exited, removeDir, startBaton, stopBaton, tempDataDir, WRITER } from '../../support/crash-server.js';
+import { allEvents, exited, removeDir, startBaton, stopBaton, tempDataDir, WRITER } from '../../support/crash-server.js';
 
 const TASKS = 20;
 const PER_TASK = 10;
@@ -76,13 +76,7 @@ it('applies every write queued before a kill -9 exactly once, in order per task,
     expect(items.map((c) => c.compliance.hash)).toEqual(ids.map((c) => c.hash).reverse());
     expect((await json(`${server.url}/v1/tasks/${taskId}/audit/verify`)).body).toEqual({ ok: true, entries: PER_TASK });
   }
-  const events: { type: string; subject: string }[] = [];
-  for (let after: string | undefined, more = true; more; ) {
-    const page = await json(`${server.url}/v1/events?limit=1000${after ? `&after=${after}` : ''}`);
-    events.push(...(page.body.items as { type: string; subject: string }[]));
-    after = page.body.nextCursor as string | undefined;
-    more = after !== undefined;
-  }
+  const events = await allEvents(server.url);
   const created = events.filter((e) => e.type === 'CHECKPOINT_CREATED').map((e) => e.subject);
   expect(created).toHaveLength(TASKS * PER_TASK);
   expect(new Set(created).size).toBe(TASKS * PER_TASK);
