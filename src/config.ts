@@ -90,6 +90,8 @@ const checkpointSettings = {
   ),
   /** An Ed25519 private key (PKCS#8 PEM) that signs finalizations. */
   signingKeyFile: setting('BATON_SIGNING_KEY_FILE', z.string().min(1).optional()),
+  /** Lines `KEY_ID:BASE64_OF_32_BYTES[:TENANT]`: encryption at rest of every stored value and queued write (`docs/encryption.md`). */
+  encryptionKeyFile: setting('BATON_ENCRYPTION_KEY_FILE', z.string().min(1).optional()),
 };
 
 /** The handoff and recovery protocol. */

@@ -5,7 +5,9 @@
  * acknowledged only once fsynced; appends that arrive together share one
  * fsync. A crash can leave a torn record at the end: opening the journal
  * reads records until the first that is short or fails its checksum, and cuts
- * the file there, so a partial record is never replayed and every record that
+ * the file there, so a partial record is never replayed. With encryption at
+ * rest the payload is sealed ({@link RecordCipher}) and the checksum covers
+ * the sealed bytes and every record that
  * was acknowledged is kept. An append whose write or fsync fails is refused
  * and its bytes are cut at once (or, while they cannot be, further appends are
  * refused too), so a failed append never costs a later acknowledged one. Which records are done is kept in a second small
@@ -30,8 +32,16 @@ function checksum(payload: Buffer): Buffer {
   return createHash('sha256').update(payload).digest().subarray(0, 8);
 }
 
-export function encodeRecord(value: unknown): Buffer {
-  const payload = Buffer.from(JSON.stringify(value), 'utf8');
+/** Seals each record's payload (encryption at rest) and opens it again; the queue passes one when a key file is set. */
+export interface RecordCipher {
+  seal(value: unknown, payload: Buffer): Buffer;
+  /** The plain payload; throws when the record's key is missing, which must stop the start rather than cut the log. */
+  open(payload: Buffer): Buffer;
+}
+
+export function encodeRecord(value: unknown, cipher?: RecordCipher): Buffer {
+  const json = Buffer.from(JSON.stringify(value), 'utf8');
+  const payload = cipher === undefined ? json : cipher.seal(value, json);
   const header = Buffer.alloc(HEADER_BYTES);
   header.writeUInt32BE(payload.length, 0);
   checksum(payload).copy(header, 4);
@@ -39,7 +49,7 @@ export function encodeRecord(value: unknown): Buffer {
 }
 
 /** The whole records at the start of `bytes`, and where the first torn or damaged one begins. */
-export function decodeRecords(bytes: Buffer): { records: unknown[]; validBytes: number } {
+export function decodeRecords(bytes: Buffer, cipher?: RecordCipher): { records: unknown[]; validBytes: number } {
   const records: unknown[] = [];
   let at = 0;
   while (at + HEADER_BYTES <= bytes.length) {
@@ -47,9 +57,11 @@ export function decodeRecords(bytes: Buffer): { records: unknown[]; validBytes: 
     if (length > MAX_RECORD_BYTES || at + HEADER_BYTES + length > bytes.length) break;
     const payload = bytes.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length);
     if (!checksum(payload).equals(bytes.subarray(at + 4, at + HEADER_BYTES))) break;
+    // A record that does not open is not torn: its checksum held. The error stops the start and names the key.
+    const plain = cipher === undefined ? payload : cipher.open(payload);
     let value: unknown;
     try {
-      value = JSON.parse(payload.toString('utf8'));
+      value = JSON.parse(plain.toString('utf8'));
     } catch {
       break;
     }
@@ -70,6 +82,7 @@ export interface LogFile {
 export interface JournalOptions {
   /** Opens the log for appending; tests pass one that fails the way a full or failing disk does. */
   openLog?: (path: string) => Promise<LogFile>;
+  cipher?: RecordCipher;
 }
 
 export class Journal {
@@ -106,7 +119,7 @@ export class Journal {
     const logPath = join(dir, 'queue.log');
     const appliedPath = join(dir, 'applied');
     const bytes = readOrEmpty(logPath);
-    const { records, validBytes } = decodeRecords(bytes);
+    const { records, validBytes } = decodeRecords(bytes, options.cipher);
     const cut = bytes.length - validBytes;
     if (cut > 0) truncateDurably(logPath, validBytes);
     const applied = Math.min(readApplied(appliedPath), records.length);

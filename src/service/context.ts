@@ -10,7 +10,8 @@ import type { BreakerSettings } from '../domain/recovery.js';
 import type { TaskPolicy } from '../domain/retention.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import { Repository, type Corruption } from './repository/repository.js';
+import type { Keyring } from '../crypto/keyring.js';
+import { Repository, type Corruption, type Sealing } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
 import type { Signer } from './signing.js';
 import type { TaskLanes } from './task-lanes.js';
@@ -50,6 +51,15 @@ export interface QueuePort {
   overlay(tenant: string, checkpointId: string, base: Checkpoint | undefined): Checkpoint | undefined;
 }
 
+/** Encryption at rest (`vault.ts` holds the one implementation): each tenant's sealing. */
+export interface VaultPort {
+  readonly keyring: Keyring;
+  sealing(ctx: ServiceContext, tenant: string): Promise<Sealing | undefined> | Sealing | undefined;
+  /** A queued write's bytes sealed with its tenant's key, and opened again. */
+  sealRecord(tenant: string, payload: Buffer): Buffer;
+  openRecord(payload: Buffer): Buffer;
+}
+
 export interface ServiceContext {
   store: Store;
   metrics: Metrics;
@@ -64,6 +74,8 @@ export interface ServiceContext {
   transactionDeadlineMs: number;
   /** Where one process's writes to one task take turns; absent when they do not. */
   lanes?: TaskLanes;
+  /** Seals what is stored and blinds index words; absent when encryption at rest is off. */
+  vault?: VaultPort;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** The circuit breaker of recoveries. */
@@ -76,6 +88,7 @@ export interface ServiceContext {
 }
 
 /** Runs a read on a consistent snapshot of the tenant's acknowledged data, beside the writers. */
-export function snapshot<T>(ctx: ServiceContext, tenant: string, body: (repo: Repository) => Promise<T>): Promise<T> {
-  return runTransaction(ctx, (tx) => body(new Repository(tx, tenant)), { readOnly: true });
+export async function snapshot<T>(ctx: ServiceContext, tenant: string, body: (repo: Repository) => Promise<T>): Promise<T> {
+  const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, tenant);
+  return runTransaction(ctx, (tx) => body(new Repository(tx, tenant, sealing)), { readOnly: true });
 }

@@ -71,8 +71,9 @@ export async function recordDeadLetter(ctx: ServiceContext, command: DeadLetterW
     }));
   } else {
     // A write whose task was never known (a change to a checkpoint the store does not hold) has no chain to join.
+    const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, tenant);
     recorded = await runTransaction(ctx, async (tx) => {
-      const repo = new Repository(tx, tenant);
+      const repo = new Repository(tx, tenant, sealing);
       if ((await repo.deadLetters.get(letter.id)) !== undefined) return false;
       await repo.deadLetters.put(letter);
       repo.events.append([cloudEvent(ctx, tenant, '', { type: 'WRITE_DEAD_LETTERED', subject: letter.id, data }, command.at)]);

@@ -22,7 +22,11 @@ import { integrityRecorder } from './integrity.js';
 import { startLeaseSweeper } from './lease-sweeper.js';
 import { startMaintenance } from './maintenance/runner.js';
 import { startOperationSweeper } from './operation-sweeper.js';
+import { MissingKeyError } from '../crypto/keyring.js';
+import { ConfigError } from '../config.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
+import { isOutage } from './transactions.js';
+import { checkKeys, openRecordWithoutKeys, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
 
 export interface RuntimeOptions {
@@ -84,6 +88,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
       ...(config.defaultExpireAfter !== undefined ? { expireAfter: config.defaultExpireAfter } : {}),
       ...(config.defaultKeepLast !== undefined ? { keepLast: config.defaultKeepLast } : {}),
     },
+    ...(config.encryptionKeyFile !== undefined ? { vault: Vault.fromFile(config.encryptionKeyFile) } : {}),
     eventSource: '/baton',
     now: options.clock ?? (() => new Date()),
   };
@@ -92,8 +97,10 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const faults = options.faultInjection ? new FaultInjectingStore(options.store) : undefined;
   const store: Store = faults ?? options.store;
-  const queue = config.queueMaxBytes > 0 ? (await WriteQueue.open({ dir: config.queueDir ?? join(config.dataDir, 'queue'), maxBytes: config.queueMaxBytes })).queue : undefined;
-  const ctx: ServiceContext = { ...serviceContext(config, { ...options, store }), ...(queue ? { queue } : {}) };
+  const base = serviceContext(config, { ...options, store });
+  await checkStoreKeys(base, config);
+  const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
+  const ctx: ServiceContext = { ...base, ...(queue ? { queue } : {}) };
 
   let stops: Array<() => Promise<void>> = [];
   let replayer: Replayer | undefined;
@@ -116,9 +123,39 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
     async close() {
+      await stopRekey(ctx);
       for (const stop of stops) await stop();
       stops = [];
       await queue?.close();
     },
   };
+}
+
+/** Stops the start when the store holds values sealed with a key the key file lacks; a store not reachable yet is checked by the queue alone. */
+async function checkStoreKeys(ctx: ServiceContext, config: Config): Promise<void> {
+  try {
+    await checkKeys(ctx, config.encryptionKeyFile);
+  } catch (error) {
+    if (!isOutage(error)) throw error;
+    ctx.log.warn({ err: error }, 'the store is unavailable at start-up; its encryption keys are checked when it is back');
+  }
+}
+
+/** The write queue, its records sealed with their tenant's key when a key file is set. */
+async function openQueue(ctx: ServiceContext, config: Config): Promise<WriteQueue> {
+  const { vault } = ctx;
+  const cipher = {
+    seal: (record: unknown, payload: Buffer) => (vault ? vault.sealRecord((record as { command: { actor: { tenant: string } } }).command.actor.tenant, payload) : payload),
+    open: (payload: Buffer) => (vault ? vault.openRecord(payload) : openRecordWithoutKeys(payload)),
+  };
+  try {
+    return (await WriteQueue.open({ dir: config.queueDir ?? join(config.dataDir, 'queue'), maxBytes: config.queueMaxBytes, journal: { cipher } })).queue;
+  } catch (error) {
+    if (!(error instanceof MissingKeyError)) throw error;
+    throw new ConfigError(
+      config.encryptionKeyFile === undefined
+        ? `The write queue holds writes sealed with encryption key "${error.keyId}"; set BATON_ENCRYPTION_KEY_FILE to a key file that has it.`
+        : `The write queue holds writes sealed with encryption key "${error.keyId}", which ${config.encryptionKeyFile} does not have; add its line back.`,
+    );
+  }
 }

@@ -93,11 +93,13 @@ export async function runInTask<T>(
   // A client's key is always recorded, for its retries, and an id chosen to apply once; a queued write too, for a
   // replay after a crash; a minted id otherwise only where a store may run a committed body again.
   const recorded = command.idempotency !== undefined || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
-  const transaction = () =>
-    runTransaction(ctx, (tx) => {
-      const repo = new Repository(tx, actor.tenant);
+  const transaction = async () => {
+    const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, actor.tenant);
+    return runTransaction(ctx, (tx) => {
+      const repo = new Repository(tx, actor.tenant, sealing);
       return recorded ? repo.operations.once(command.operationId, command.idempotency === 'client', `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
     });
+  };
   try {
     const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);

@@ -175,6 +175,8 @@ export const SYSTEM_SPACES = {
   taskExpiry: 'texp',
   /** `(tenant)` → empty; every tenant that has written, for passes over each tenant's data (event retention). */
   tenants: 'tnt',
+  /** `(keyId)` → empty; every encryption key the store's values may be sealed with, checked against the key file at start-up. */
+  keys: 'key',
 } as const;
 
 export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {
@@ -228,18 +230,23 @@ export const CHUNK_BYTES = 90_000;
  * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
  * version are cleared, so a record that shrinks leaves nothing behind.
  */
-/** How a space's values become bytes and back (`service/repository/codec.ts` holds one per space). */
+/**
+ * How a space's values become bytes and back (`service/repository/codec.ts`
+ * holds one per space). `aad` is the value's identity, its key (a split
+ * record's key without the chunk number): a codec that seals binds it, so a
+ * value copied under another key does not open.
+ */
 export interface ValueCodec {
-  encode(value: unknown): Bytes;
-  decode(bytes: Bytes): unknown;
+  encode(value: unknown, aad: Bytes): Bytes;
+  decode(bytes: Bytes, aad: Bytes): unknown;
 }
 
-/** MessagePack: the encoding of every space today. */
-export const MESSAGE_PACK: ValueCodec = { encode: encodeValue, decode: decodeValue };
+/** MessagePack, as it is: the store's own values (the header, jobs). */
+export const MESSAGE_PACK: ValueCodec = { encode: (value) => encodeValue(value), decode: (bytes) => decodeValue(bytes) };
 
 export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK): Promise<number> {
-  const bytes = codec.encode(value);
   const base = subspace.pack(...keyParts);
+  const bytes = codec.encode(value, base);
   const whole = Buffer.concat([base, ONE_PART_ZERO]);
   // Two point reads tell the common cases apart without a range read: a
   // record kept whole, or no record at all; only a split one needs clearing.
@@ -260,9 +267,10 @@ export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts:
 
 /** Writes a record under a key that has never held one (a new id), skipping the reads. */
 export function writeNewRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK): number {
-  const bytes = codec.encode(value);
+  const base = subspace.pack(...keyParts);
+  const bytes = codec.encode(value, base);
   if (bytes.length <= CHUNK_BYTES) {
-    tx.set(subspace.pack(...keyParts, 0), bytes);
+    tx.set(Buffer.concat([base, ONE_PART_ZERO]), bytes);
     return bytes.length;
   }
   let chunk = 1;
@@ -280,7 +288,7 @@ export async function readRecord<T = unknown>(
   codec: ValueCodec = MESSAGE_PACK,
 ): Promise<T | undefined> {
   const bytes = await readRecordBytes(tx, subspace, keyParts);
-  return bytes === undefined ? undefined : (codec.decode(bytes) as T);
+  return bytes === undefined ? undefined : (codec.decode(bytes, subspace.pack(...keyParts)) as T);
 }
 
 /** The stored bytes of a record, reassembled from its chunks. */

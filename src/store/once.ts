@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { decodeValue, encodeValue, type Subspace } from './keyspace.js';
+import { MESSAGE_PACK, type Subspace, type ValueCodec } from './keyspace.js';
 import type { Transaction } from './store.js';
 
 export interface OnceResult<T> {
@@ -43,15 +43,16 @@ export async function applyOnce<T>(
   body: () => Promise<T>,
   fingerprint = '',
   recordedAt?: number,
+  codec: ValueCodec = MESSAGE_PACK,
 ): Promise<OnceResult<T>> {
   const key = operations.pack(operationId);
   const recorded = await tx.get(key);
   if (recorded !== undefined) {
-    const { f, r } = decodeValue<Recorded<T>>(recorded);
+    const { f, r } = codec.decode(recorded, key) as Recorded<T>;
     if (f !== fingerprint) throw new OperationReusedError('The operation id was already used for another request.');
     return { result: r, applied: false };
   }
   const result = await body();
-  tx.set(key, encodeValue({ f: fingerprint, r: result, ...(recordedAt !== undefined ? { t: recordedAt } : {}) } satisfies Recorded<T>));
+  tx.set(key, codec.encode({ f: fingerprint, r: result, ...(recordedAt !== undefined ? { t: recordedAt } : {}) } satisfies Recorded<T>, key));
   return { result, applied: true };
 }

@@ -10,6 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ServiceContext } from '../../service/context.js';
 import { listDeadLetters } from '../../service/dead-letters.js';
+import { rekeyStatus, startRekey } from '../../service/vault.js';
 import type { FaultInjectingStore } from '../../store/faults.js';
 import type { StoreErrorCode } from '../../store/store.js';
 import { actorOf, scoped } from '../request-context.js';
@@ -41,6 +42,13 @@ export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaults
     { schema: { tags, summary: 'Queued writes that could no longer apply when replayed (admin)', querystring: pageQuery }, config: admin },
     async (request) => listDeadLetters(scoped(ctx, request), actorOf(request), request.query.limit, request.query.cursor),
   );
+
+  app.post('/v1/admin/rekey', { schema: { tags, summary: 'Re-seal every stored value with the newest encryption key, in the background (admin)' }, config: admin }, async (request, reply) => {
+    const status = startRekey(ctx);
+    request.log.info({ state: status.state }, 'rekey pass asked for');
+    return reply.code(202).send(status);
+  });
+  app.get('/v1/admin/rekey', { schema: { tags, summary: 'Where the re-seal pass stands (admin)' }, config: admin }, async () => rekeyStatus(ctx));
 
   if (faults === undefined) return;
   app.get('/v1/admin/faults', { schema: { tags, summary: 'The store faults in force (fault injection only)' }, config: admin }, async () => faults.faults);

@@ -75,8 +75,9 @@ async function trimEvents(ctx: ServiceContext, retentionMs: number, until: numbe
   for (;;) {
     const page = await runTransaction(ctx, (tx) => tenants(tx, after, BATCH), { readOnly: true });
     for (const tenant of page) {
+      const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, tenant);
       for (;;) {
-        const count = await runTransaction(ctx, (tx) => new Repository(tx, tenant).events.trim(before, EVENTS_PER_BATCH));
+        const count = await runTransaction(ctx, (tx) => new Repository(tx, tenant, sealing).events.trim(before, EVENTS_PER_BATCH));
         trimmed += count;
         if (count < EVENTS_PER_BATCH || performance.now() >= until) break;
       }

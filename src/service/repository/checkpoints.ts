@@ -10,7 +10,7 @@ import type { Checkpoint } from '../../domain/checkpoint.js';
 import { clearRecord, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { IndexRows } from './indexes.js';
-import { CODECS, decode } from './codec.js';
+import { decodeWith, type Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 import type { ReadBudget } from './read-budget.js';
 import { CheckpointDoc, verifyStored, type StoredCheckpoint } from './records.js';
@@ -41,9 +41,9 @@ const REVISION_BATCH = 200;
 /** Appended to a key: the first key after it. */
 const AFTER = Buffer.from([0x00]);
 
-function revisionEntry(version: number, parts: Buffer[]): RevisionEntry {
+function revisionEntry(codecs: Codecs, key: Buffer, version: number, parts: Buffer[]): RevisionEntry {
   try {
-    return { version, raw: decode<StoredCheckpoint>('revisions', parts.length === 1 ? parts[0]! : Buffer.concat(parts)) };
+    return { version, raw: decodeWith<StoredCheckpoint>(codecs.revisions, parts.length === 1 ? parts[0]! : Buffer.concat(parts), key) };
   } catch {
     return { version, raw: undefined };
   }
@@ -60,17 +60,19 @@ export class CheckpointRows {
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
     private readonly index: IndexRows,
+    private readonly codecs: Codecs,
   ) {}
 
   /** The task a checkpoint belongs to, or undefined when the id is unknown to this tenant. */
   async taskOf(checkpointId: string): Promise<string | undefined> {
-    const value = await this.tx.get(this.ks.ids.pack(checkpointId));
-    return value === undefined ? undefined : decode<string>('ids', value);
+    const key = this.ks.ids.pack(checkpointId);
+    const value = await this.tx.get(key);
+    return value === undefined ? undefined : decodeWith<string>(this.codecs.ids, value, key);
   }
 
   /** The stored current version as it is, unverified; throws when it cannot be decoded. */
   raw(taskId: string, checkpointId: string): Promise<StoredCheckpoint | undefined> {
-    return readRecord<StoredCheckpoint>(this.tx, this.ks.checkpoints, [taskId, checkpointId], CODECS.checkpoints);
+    return readRecord<StoredCheckpoint>(this.tx, this.ks.checkpoints, [taskId, checkpointId], this.codecs.checkpoints);
   }
 
   /** The current version, verified; undefined when absent. */
@@ -102,7 +104,7 @@ export class CheckpointRows {
 
   /** An earlier version as stored, unverified; throws when it cannot be decoded. */
   revisionRaw(checkpointId: string, version: number): Promise<StoredCheckpoint | undefined> {
-    return readRecord<StoredCheckpoint>(this.tx, this.ks.revisions, [checkpointId, version], CODECS.revisions);
+    return readRecord<StoredCheckpoint>(this.tx, this.ks.revisions, [checkpointId, version], this.codecs.revisions);
   }
 
   /**
@@ -126,7 +128,7 @@ export class CheckpointRows {
       for (const row of rows) {
         const version = space.unpack(row.key)[1] as number;
         if (current !== undefined && current.version !== version) {
-          entries.push(revisionEntry(current.version, current.parts));
+          entries.push(revisionEntry(this.codecs, space.pack(checkpointId, current.version), current.version, current.parts));
           current = undefined;
           if (entries.length >= limit) return { entries, done: false };
         }
@@ -134,7 +136,7 @@ export class CheckpointRows {
         current.parts.push(row.value);
       }
       if (rows.length < room) {
-        if (current !== undefined) entries.push(revisionEntry(current.version, current.parts));
+        if (current !== undefined) entries.push(revisionEntry(this.codecs, space.pack(checkpointId, current.version), current.version, current.parts));
         return { entries, done: true };
       }
       begin = Buffer.concat([rows[rows.length - 1]!.key, AFTER]);
@@ -155,16 +157,18 @@ export class CheckpointRows {
 
   /** Writes a new checkpoint as entry `seq` of its task's history, with its id and index entries. */
   insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number): void {
-    writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored, CODECS.checkpoints);
-    this.tx.set(this.ks.ids.pack(checkpoint.id), CODECS.ids.encode(checkpoint.taskId));
-    this.tx.set(this.ks.history.pack(checkpoint.taskId, seq), CODECS.history.encode(checkpoint.id));
+    writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored, this.codecs.checkpoints);
+    const idKey = this.ks.ids.pack(checkpoint.id);
+    this.tx.set(idKey, this.codecs.ids.encode(checkpoint.taskId, idKey));
+    const historyKey = this.ks.history.pack(checkpoint.taskId, seq);
+    this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
     this.index.update(undefined, checkpoint);
   }
 
   /** Replaces the current version, keeping `beforeRaw` as an immutable revision. */
   async replace(before: Checkpoint, beforeRaw: StoredCheckpoint, after: Checkpoint, stored: StoredCheckpoint): Promise<void> {
-    writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw, CODECS.revisions);
-    await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored, CODECS.checkpoints);
+    writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw, this.codecs.revisions);
+    await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored, this.codecs.checkpoints);
     this.index.update(before, after);
   }
 
@@ -206,7 +210,7 @@ export class CheckpointRows {
     const { begin, end } = this.ks.history.range(taskId);
     const upper = beforeSeq === undefined ? end : this.ks.history.pack(taskId, beforeSeq);
     const rows = await this.tx.getRange(begin, upper, { limit, reverse: true });
-    return rows.map((row) => ({ seq: this.ks.history.unpack(row.key)[1] as number, checkpointId: decode<string>('history', row.value) }));
+    return rows.map((row) => ({ seq: this.ks.history.unpack(row.key)[1] as number, checkpointId: decodeWith<string>(this.codecs.history, row.value, row.key) }));
   }
 }
 

@@ -2,36 +2,82 @@
  * One value codec per keyspace space: how the values of each space become
  * bytes and back. Every repository file encodes and decodes through this
  * table, and nothing else of the service does, so the encoding of a space
- * changes here alone: MessagePack for every space today; sealed (encrypted
- * with the tenant's key, the key bound as associated data) where encryption
- * at rest applies (`docs/keyspace.md`, "Values"). Keys are not values: the
- * tuple layer packs them (`store/keyspace.ts`).
+ * changes here alone. Values are MessagePack; with encryption at rest, each
+ * space that holds a tenant's data is sealed with the tenant's key and bound
+ * to the value's key (`docs/encryption.md`). The spaces that hold only ids
+ * (which every key holds anyway) stay plain. Keys are not values: the tuple
+ * layer packs them (`store/keyspace.ts`), and the index blinds the words it
+ * would put in them (`indexes.ts`).
  *
  * @module
  */
-import { MESSAGE_PACK, type SPACES, type ValueCodec } from '../../store/keyspace.js';
+import { openPlain } from '../../crypto/keyring.js';
+import { decodeValue, encodeValue, type SPACES, type ValueCodec } from '../../store/keyspace.js';
+import type { Bytes } from '../../store/store.js';
 
-/** The spaces whose values the repository writes (the others hold empty values, or the store's own). */
-type ValueSpace = Exclude<keyof typeof SPACES, 'links' | 'idempotency' | 'operations'>;
+/** What seals one tenant's values and blinds its index words; absent when encryption at rest is off. */
+export interface Sealing {
+  seal(plain: Uint8Array, aad: Uint8Array): Buffer;
+  /** The plain bytes: a value written before encryption was on as it is, a sealed one opened. */
+  open(bytes: Uint8Array, aad: Uint8Array): Buffer;
+  /** The keyed HMAC that stands for an index value in keys. */
+  blind(value: string): string;
+}
 
-export const CODECS: Readonly<Record<ValueSpace, ValueCodec>> = {
-  checkpoints: MESSAGE_PACK,
-  revisions: MESSAGE_PACK,
-  ids: MESSAGE_PACK,
-  tasks: MESSAGE_PACK,
-  history: MESSAGE_PACK,
-  index: MESSAGE_PACK,
-  parents: MESSAGE_PACK,
-  audit: MESSAGE_PACK,
-  events: MESSAGE_PACK,
-  handoffs: MESSAGE_PACK,
-  recoveries: MESSAGE_PACK,
-  leases: MESSAGE_PACK,
-  meta: MESSAGE_PACK,
-  deadLetters: MESSAGE_PACK,
+/** The spaces whose values the repository writes (links hold empty values). */
+type ValueSpace = Exclude<keyof typeof SPACES, 'links'>;
+
+/** Whether a space's values hold a tenant's data (sealed) or only ids (plain). */
+const SEALED: Readonly<Record<ValueSpace, boolean>> = {
+  checkpoints: true,
+  revisions: true,
+  ids: false,
+  tasks: true,
+  history: false,
+  index: false,
+  parents: false,
+  audit: true,
+  events: true,
+  handoffs: true,
+  recoveries: true,
+  leases: true,
+  meta: true,
+  deadLetters: true,
+  idempotency: true,
+  operations: true,
 };
 
-/** The typed reading of `bytes` from `space`. */
-export function decode<T>(space: ValueSpace, bytes: Uint8Array): T {
-  return CODECS[space].decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as T;
+export type Codecs = Readonly<Record<ValueSpace, ValueCodec>>;
+
+/** MessagePack; a sealed value found without keys names its key ({@link MissingKeyError}). */
+const PLAIN: ValueCodec = {
+  encode: (value) => encodeValue(value),
+  decode: (bytes) => decodeValue(openPlain(bytes)),
+};
+
+const PLAIN_CODECS: Codecs = codecTable(() => PLAIN);
+const sealedCodecs = new WeakMap<Sealing, Codecs>();
+
+/** The codec of every space for a tenant sealed by `sealing` (plain when absent). */
+export function codecsFor(sealing: Sealing | undefined): Codecs {
+  if (sealing === undefined) return PLAIN_CODECS;
+  let codecs = sealedCodecs.get(sealing);
+  if (codecs === undefined) {
+    const sealed: ValueCodec = {
+      encode: (value, aad) => sealing.seal(encodeValue(value), aad),
+      decode: (bytes, aad) => decodeValue(sealing.open(bytes, aad)),
+    };
+    codecs = codecTable((space) => (SEALED[space] ? sealed : PLAIN));
+    sealedCodecs.set(sealing, codecs);
+  }
+  return codecs;
+}
+
+function codecTable(pick: (space: ValueSpace) => ValueCodec): Codecs {
+  return Object.fromEntries((Object.keys(SEALED) as ValueSpace[]).map((space) => [space, pick(space)])) as Record<ValueSpace, ValueCodec>;
+}
+
+/** The typed reading of `bytes` stored at `key`. */
+export function decodeWith<T>(codec: ValueCodec, bytes: Uint8Array, key: Bytes): T {
+  return codec.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), key) as T;
 }

@@ -2,13 +2,16 @@
  * The per-tenant store header: `meta ("format")` → `{ format, codec }`,
  * written by the first write to a tenant, checked before this process first
  * writes to it. A store written by a newer format (a newer Baton) is refused
- * rather than misread.
+ * rather than misread. The header stays plain (it says how to read the
+ * rest); beside it, with encryption at rest, `meta ("index-key")` holds the
+ * tenant's blind-index key, sealed like any other value.
  *
  * @module
  */
-import { systemKeyspace } from '../../store/keyspace.js';
+import { randomBytes } from 'node:crypto';
+import { MESSAGE_PACK, systemKeyspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
-import { CODECS } from './codec.js';
+import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 /** Up to `limit` tenants that have written, after `after`, in name order. */
@@ -33,6 +36,7 @@ export class HeaderRows {
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
     private readonly tenant: string,
+    private readonly codecs: Codecs,
   ) {}
 
   /** The header, written now when the tenant has none; undefined when the store's format is newer than this version's. */
@@ -40,13 +44,27 @@ export class HeaderRows {
     const key = this.ks.meta.pack('format');
     const value = await this.tx.get(key);
     if (value !== undefined) {
-      const header = CODECS.meta.decode(value) as StoreHeader;
+      const header = MESSAGE_PACK.decode(value, key) as StoreHeader;
       return header.format > STORE_FORMAT ? undefined : header;
     }
     const header: StoreHeader = { format: STORE_FORMAT, codec: 'msgpack' };
-    this.tx.set(key, CODECS.meta.encode(header));
+    this.tx.set(key, MESSAGE_PACK.encode(header, key));
     // The tenant joins the list the passes over every tenant's data walk.
     this.tx.set(systemKeyspace().tenants.pack(this.tenant), Buffer.alloc(0));
     return header;
+  }
+
+  /**
+   * The tenant's blind-index key, made (32 random bytes) by the first call:
+   * random rather than derived from a key of the key file, so rotating those
+   * keys re-seals it like any value and never changes an index key.
+   */
+  async indexKey(): Promise<Buffer> {
+    const key = this.ks.meta.pack('index-key');
+    const value = await this.tx.get(key);
+    if (value !== undefined) return Buffer.from(this.codecs.meta.decode(value, key) as Uint8Array);
+    const made = randomBytes(32);
+    this.tx.set(key, this.codecs.meta.encode(made, key));
+    return made;
   }
 }

@@ -14,10 +14,13 @@ import { sha256Hex } from '../../domain/hash.js';
 import { termsOf } from '../../domain/terms.js';
 import { packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
-import { CODECS, decode } from './codec.js';
+import { decodeWith, type Codecs, type Sealing } from './codec.js';
 
 export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file', 'term'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
+
+/** The indexes whose values are a tenant's words: with encryption at rest their keys hold keyed HMACs of them. */
+const BLIND: ReadonlySet<IndexName> = new Set(['agent', 'agentType', 'phase', 'label', 'file', 'term']);
 
 /** Index values longer than this are indexed by their SHA-256, keeping keys short on every store. */
 const MAX_TERM_BYTES = 256;
@@ -100,6 +103,8 @@ export class IndexRows {
   constructor(
     private readonly tx: Transaction,
     private readonly index: Subspace,
+    private readonly codecs: Codecs,
+    private readonly sealing: Sealing | undefined,
   ) {}
 
   /** Brings the index from `before`'s entries to `after`'s; either may be absent. */
@@ -121,24 +126,30 @@ export class IndexRows {
     for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clearBlind(this.key(name, value, suffix));
     let taskId: Buffer | undefined;
     for (const [id, [name, value]] of next) {
-      if (!old.has(id)) this.tx.setBlind(this.key(name, value, suffix), (taskId ??= CODECS.index.encode(after.taskId)));
+      if (!old.has(id)) this.tx.setBlind(this.key(name, value, suffix), (taskId ??= this.codecs.index.encode(after.taskId, EMPTY)));
     }
   }
 
   /** Writes every entry of a new checkpoint: nothing to compare against, nothing to clear. */
   private insert(checkpoint: Checkpoint): void {
     const suffix = entrySuffix(checkpoint);
-    const taskId = CODECS.index.encode(checkpoint.taskId);
+    const taskId = this.codecs.index.encode(checkpoint.taskId, EMPTY);
     for (const [name, value] of indexEntries(checkpoint)) this.tx.setBlind(this.key(name, value, suffix), taskId);
   }
 
   /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once. */
   private key(name: IndexName, value: string, suffix: Buffer): Buffer {
-    return packStringBetween((this.prefixes ??= namePrefixes(this.index))[name], value, suffix);
+    return packStringBetween((this.prefixes ??= namePrefixes(this.index))[name], this.keyValue(name, value), suffix);
+  }
+
+  /** `value` as index keys hold it: blinded where it is a tenant's words and encryption is on. */
+  private keyValue(name: IndexName, value: string): string {
+    return this.sealing !== undefined && BLIND.has(name) ? this.sealing.blind(value) : value;
   }
 
   /** Entries of `(name, value)`, newest first; `value` in its index form ({@link indexTerm}). */
-  async scan(name: IndexName, value: string, scan: IndexScan): Promise<IndexHit[]> {
+  async scan(name: IndexName, word: string, scan: IndexScan): Promise<IndexHit[]> {
+    const value = this.keyValue(name, word);
     const bounds = this.index.range(name, value);
     const begin = scan.from !== undefined ? this.index.pack(name, value, scan.from) : bounds.begin;
     let end = scan.to !== undefined ? this.index.range(name, value, scan.to).end : bounds.end;
@@ -147,7 +158,7 @@ export class IndexRows {
     const rows = await this.tx.getRange(begin, end, { limit: scan.limit, reverse: true });
     return rows.map((row) => {
       const [, , createdAt, checkpointId] = this.index.unpack(row.key) as [string, string, string, string];
-      return { createdAt, checkpointId, taskId: decode<string>('index', row.value) };
+      return { createdAt, checkpointId, taskId: decodeWith<string>(this.codecs.index, row.value, EMPTY) };
     });
   }
 }
@@ -161,6 +172,9 @@ function entrySuffix(checkpoint: Checkpoint): Buffer {
 function entryId([name, value]: [IndexName, string]): string {
   return `${name}\u0000${value}`;
 }
+
+/** Index values are task ids, kept plain: nothing to bind. */
+const EMPTY = Buffer.alloc(0);
 
 /** Appended to a key: the first key after it (no index key extends another). */
 const AFTER = Buffer.from([0x00]);

@@ -6,7 +6,7 @@
  */
 
 import type { Transaction } from '../../store/store.js';
-import { CODECS, decode } from './codec.js';
+import { decodeWith, type Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -15,16 +15,19 @@ export class LinkRows {
   constructor(
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
+    private readonly codecs: Codecs,
   ) {}
 
   /** The parent of `childId`, or undefined when it has none. */
   async parentOf(childId: string): Promise<string | undefined> {
-    const value = await this.tx.get(this.ks.parents.pack(childId));
-    return value === undefined ? undefined : decode<string>('parents', value);
+    const key = this.ks.parents.pack(childId);
+    const value = await this.tx.get(key);
+    return value === undefined ? undefined : decodeWith<string>(this.codecs.parents, value, key);
   }
 
   link(parentId: string, childId: string): void {
-    this.tx.set(this.ks.parents.pack(childId), CODECS.parents.encode(parentId));
+    const key = this.ks.parents.pack(childId);
+    this.tx.set(key, this.codecs.parents.encode(parentId, key));
     this.tx.set(this.ks.links.pack(parentId, childId), EMPTY);
   }
 

@@ -7,11 +7,12 @@
  *
  * @module
  */
-import { systemKeyspace } from '../../store/keyspace.js';
+import { MESSAGE_PACK, systemKeyspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
-import { CODECS } from './codec.js';
 
 const spaces = systemKeyspace();
+
+/** Jobs name only tenants and tasks: they stay plain, and their codec binds nothing. */
 const EMPTY = Buffer.alloc(0);
 
 export type JobKind = 'purge';
@@ -32,7 +33,7 @@ export class JobRows {
   ) {}
 
   put(job: Omit<Job, 'tenant'>): void {
-    this.tx.set(spaces.maintenance.pack(job.kind, this.tenant, job.taskId), CODECS.meta.encode({ ...job, tenant: this.tenant }));
+    this.tx.set(spaces.maintenance.pack(job.kind, this.tenant, job.taskId), MESSAGE_PACK.encode({ ...job, tenant: this.tenant }, EMPTY));
   }
 
   done(kind: JobKind, taskId: string): void {
@@ -51,7 +52,7 @@ export class JobRows {
 export async function pendingJobs(tx: Transaction, limit: number): Promise<Job[]> {
   const { begin, end } = spaces.maintenance.range();
   const rows = await tx.getRange(begin, end, { limit });
-  return rows.map((row) => CODECS.meta.decode(row.value) as Job);
+  return rows.map((row) => MESSAGE_PACK.decode(row.value, EMPTY) as Job);
 }
 
 /** Up to `limit` tasks of any tenant whose expiry is at or before `now`, oldest first. */

@@ -13,6 +13,7 @@
  */
 import { applyOnce, type OnceResult } from '../../store/once.js';
 import type { Transaction } from '../../store/store.js';
+import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 import { noteOperation } from './operation-expiry.js';
 
@@ -23,6 +24,7 @@ export class OperationRows {
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
     private readonly tenant: string,
+    private readonly codecs: Codecs,
   ) {}
 
   /** Runs `body` unless `operationId` is recorded; a recorded id with another fingerprint throws. `client`: a client's Idempotency-Key. */
@@ -30,7 +32,7 @@ export class OperationRows {
     const space = client ? this.ks.idempotency : this.ks.operations;
     // Read from the clock inside the body: it only dates the record for expiry, so a rerun may date it anew.
     const recordedAt = Date.now();
-    const outcome = await applyOnce(this.tx, space, operationId, body, fingerprint, recordedAt);
+    const outcome = await applyOnce(this.tx, space, operationId, body, fingerprint, recordedAt, client ? this.codecs.idempotency : this.codecs.operations);
     if (outcome.applied) noteOperation(this.tx, this.tenant, operationId, recordedAt);
     return outcome;
   }

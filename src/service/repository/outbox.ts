@@ -8,7 +8,7 @@
 import type { CloudEvent } from '../../domain/events.js';
 import { setStampedTuple } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
-import { CODECS, decode } from './codec.js';
+import { decodeWith, type Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 export interface OutboxRow {
@@ -22,11 +22,13 @@ export class OutboxRows {
   constructor(
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
+    private readonly codecs: Codecs,
   ) {}
 
   /** Writes events in the given order; the stamp orders them against other commits. */
   append(events: readonly CloudEvent[]): void {
-    events.forEach((event, order) => setStampedTuple(this.tx, this.ks.events, order, [], CODECS.events.encode(event)));
+    // A stamped key is unknown until the commit: an event is bound to the tenant's event space instead.
+    events.forEach((event, order) => setStampedTuple(this.tx, this.ks.events, order, [], this.codecs.events.encode(event, this.ks.events.prefix)));
   }
 
   /** Up to `limit` events after `cursor` (exclusive; from the start when absent), oldest first. */
@@ -34,7 +36,7 @@ export class OutboxRows {
     const range = this.ks.events.range();
     const begin = cursor === undefined ? range.begin : Buffer.concat([this.stampKey(cursor), AFTER]);
     const rows = await this.tx.getRange(begin, range.end, { limit });
-    return rows.map((row) => ({ cursor: this.cursorOf(row.key), event: decode<CloudEvent>('events', row.value) }));
+    return rows.map((row) => ({ cursor: this.cursorOf(row.key), event: decodeWith<CloudEvent>(this.codecs.events, row.value, this.ks.events.prefix) }));
   }
 
   /**
@@ -48,19 +50,20 @@ export class OutboxRows {
     let trimmed = 0;
     let last: string | undefined;
     for (const row of rows) {
-      if (decode<CloudEvent>('events', row.value).time >= before) break;
+      if (decodeWith<CloudEvent>(this.codecs.events, row.value, this.ks.events.prefix).time >= before) break;
       this.tx.clear(row.key);
       last = this.cursorOf(row.key);
       trimmed += 1;
     }
-    if (last !== undefined) this.tx.set(this.ks.meta.pack('events-trimmed'), CODECS.meta.encode(last));
+    if (last !== undefined) this.tx.set(this.ks.meta.pack('events-trimmed'), this.codecs.meta.encode(last, this.ks.meta.pack('events-trimmed')));
     return trimmed;
   }
 
   /** The cursor of the newest event trimmed for retention, or undefined when none was. */
   async trimmedUpTo(): Promise<string | undefined> {
-    const value = await this.tx.get(this.ks.meta.pack('events-trimmed'));
-    return value === undefined ? undefined : decode<string>('meta', value);
+    const key = this.ks.meta.pack('events-trimmed');
+    const value = await this.tx.get(key);
+    return value === undefined ? undefined : decodeWith<string>(this.codecs.meta, value, key);
   }
 
   /** The cursor of the oldest event held, or undefined when there is none. */

@@ -29,6 +29,6 @@ export class RecordRows<T extends { id: string }> {
     const { begin, end } = this.space.range();
     const start = afterId === undefined ? begin : this.space.range(afterId).end;
     const rows = await this.tx.getRange(start, end, { limit });
-    return rows.map((row) => this.codec.decode(row.value) as T);
+    return rows.map((row) => this.codec.decode(row.value, this.space.pack(this.space.unpack(row.key)[0]!)) as T);
   }
 }

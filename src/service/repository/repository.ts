@@ -16,7 +16,7 @@ import type { Transaction } from '../../store/store.js';
 import { AuditRows } from './audit-log.js';
 import { CheckpointRows } from './checkpoints.js';
 import { IndexRows } from './indexes.js';
-import { CODECS } from './codec.js';
+import { codecsFor, type Sealing } from './codec.js';
 import { HeaderRows } from './header.js';
 import { WriteBudget } from './write-budget.js';
 import { JobRows } from './maintenance-jobs.js';
@@ -47,22 +47,24 @@ export class Repository {
   readonly jobs: JobRows;
   private readonly tx: Transaction;
 
-  constructor(tx: Transaction, tenant: string) {
+  /** `sealing`: the tenant's keys when encryption at rest is on (`service/vault.ts`). */
+  constructor(tx: Transaction, tenant: string, sealing?: Sealing) {
     this.tx = tx;
     const ks = keyspaceOf(tenant);
-    this.index = new IndexRows(tx, ks.index);
-    this.tasks = new TaskRows(tx, ks);
-    this.checkpoints = new CheckpointRows(tx, ks, this.index);
-    this.links = new LinkRows(tx, ks);
-    this.audit = new AuditRows(tx, ks);
-    this.events = new OutboxRows(tx, ks);
-    this.operations = new OperationRows(tx, ks, tenant);
-    this.handoffs = new RecordRows(tx, ks.handoffs, CODECS.handoffs);
-    this.recoveries = new RecordRows(tx, ks.recoveries, CODECS.recoveries);
-    this.leases = new RecordRows(tx, ks.leases, CODECS.leases);
+    const codecs = codecsFor(sealing);
+    this.index = new IndexRows(tx, ks.index, codecs, sealing);
+    this.tasks = new TaskRows(tx, ks, codecs);
+    this.checkpoints = new CheckpointRows(tx, ks, this.index, codecs);
+    this.links = new LinkRows(tx, ks, codecs);
+    this.audit = new AuditRows(tx, ks, codecs);
+    this.events = new OutboxRows(tx, ks, codecs);
+    this.operations = new OperationRows(tx, ks, tenant, codecs);
+    this.handoffs = new RecordRows(tx, ks.handoffs, codecs.handoffs);
+    this.recoveries = new RecordRows(tx, ks.recoveries, codecs.recoveries);
+    this.leases = new RecordRows(tx, ks.leases, codecs.leases);
     this.leaseExpiry = new LeaseExpiryRows(tx, tenant);
-    this.deadLetters = new RecordRows(tx, ks.deadLetters, CODECS.deadLetters);
-    this.header = new HeaderRows(tx, ks, tenant);
+    this.deadLetters = new RecordRows(tx, ks.deadLetters, codecs.deadLetters);
+    this.header = new HeaderRows(tx, ks, tenant, codecs);
     this.jobs = new JobRows(tx, tenant);
   }
 
@@ -89,3 +91,6 @@ export type { OutboxRow } from './outbox.js';
 export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './records.js';
 export type { TaskHead } from './tasks.js';
 export { STORE_FORMAT, tenants, type StoreHeader } from './header.js';
+export type { Sealing } from './codec.js';
+export { forgetKey, noteKeys, usedKeys } from './key-registry.js';
+export { resealBatch, type ResealPosition } from './reseal.js';

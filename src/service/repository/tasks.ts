@@ -10,7 +10,7 @@ import type { LegalHold, TaskPolicy } from '../../domain/retention.js';
 import type { TaskState } from '../../domain/task-state.js';
 import { readRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
-import { CODECS } from './codec.js';
+import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 
 export interface TaskHead {
@@ -51,11 +51,12 @@ export class TaskRows {
   constructor(
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
+    private readonly codecs: Codecs,
   ) {}
 
   /** The task's head, or undefined when the task has never been written. */
   head(taskId: string): Promise<TaskHead | undefined> {
-    return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId], CODECS.tasks);
+    return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId], this.codecs.tasks);
   }
 
   /** Up to `limit` task ids after `after`, in id order (a head's chunks share its id: each counts once). */
@@ -77,6 +78,6 @@ export class TaskRows {
   }
 
   async putHead(head: TaskHead): Promise<void> {
-    await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, CODECS.tasks);
+    await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, this.codecs.tasks);
   }
 }

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint.js';
 import { indexEntries, INDEX_NAMES, IndexRows } from '../../../src/service/repository/indexes.js';
+import { codecsFor } from '../../../src/service/repository/codec.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { decodeValue } from '../../../src/store/keyspace.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
@@ -61,7 +62,7 @@ async function stored(): Promise<Map<string, string>> {
 }
 
 const update = (before: Checkpoint | undefined, after: Checkpoint | undefined) =>
-  store.transact(async (tx) => new IndexRows(tx, index).update(before, after));
+  store.transact(async (tx) => new IndexRows(tx, index, codecsFor(undefined), undefined).update(before, after));
 
 describe('IndexRows.update', () => {
   it('inserts exactly the keys index.pack makes, byte for byte, each naming the task', async () => {
@@ -90,7 +91,7 @@ describe('IndexRows.update', () => {
   it('changes nothing when the entries stay the same (a finalize keeps every term)', async () => {
     await update(undefined, rich);
     const written = await store.transact(async (tx) => {
-      new IndexRows(tx, index).update(rich, { ...rich, version: 2, updatedAt: '2025-03-01T11:00:00.000Z' });
+      new IndexRows(tx, index, codecsFor(undefined), undefined).update(rich, { ...rich, version: 2, updatedAt: '2025-03-01T11:00:00.000Z' });
       return tx.stats().bytesWritten;
     });
     expect(written).toBe(0);

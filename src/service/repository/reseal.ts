@@ -1,0 +1,116 @@
+/**
+ * Re-sealing one tenant's stored values with its newest key, one bounded
+ * batch per transaction (`baton rekey`). A value sealed with another key, or
+ * written plain before encryption was on, is opened and sealed again under
+ * the same key as associated data. A checkpoint written plain had plain index
+ * keys: they are replaced by blind ones in the same batch, so search finds
+ * it after the pass.
+ *
+ * @module
+ */
+import { sealedKeyId } from '../../crypto/keyring.js';
+import { CHUNK_BYTES, decodeValue, readRecordBytes, type KeyPart, type Subspace } from '../../store/keyspace.js';
+import type { Bytes, Transaction } from '../../store/store.js';
+import { codecsFor, type Sealing } from './codec.js';
+import { IndexRows } from './indexes.js';
+import { keyspaceOf, type Keyspace } from './keyspace.js';
+import { verifyStored, type StoredCheckpoint } from './records.js';
+import { WriteBudget } from './write-budget.js';
+
+/** The spaces whose values are sealed, in the order a pass visits them; records are split over chunks. */
+const SPACES: readonly { name: keyof Keyspace; records: boolean }[] = [
+  { name: 'checkpoints', records: true },
+  { name: 'revisions', records: true },
+  { name: 'tasks', records: true },
+  { name: 'handoffs', records: true },
+  { name: 'recoveries', records: true },
+  { name: 'leases', records: true },
+  { name: 'deadLetters', records: true },
+  { name: 'audit', records: false },
+  { name: 'events', records: false },
+  { name: 'meta', records: false },
+  { name: 'operations', records: false },
+  { name: 'idempotency', records: false },
+];
+
+/** Where a pass over one tenant stands: the space it is in and the key it resumes after. */
+export interface ResealPosition {
+  space: number;
+  after?: Bytes;
+}
+
+export interface ResealBatch {
+  /** Undefined when the tenant is done. */
+  next: ResealPosition | undefined;
+  scanned: number;
+  resealed: number;
+  reindexed: number;
+}
+
+const ROWS_PER_BATCH = 200;
+const AFTER = Buffer.from([0x00]);
+const FF = Buffer.from([0xff]);
+
+/** One batch of the pass over `tenant`, from `at`, sealing with `keyId` (the key `sealing` seals with). */
+export async function resealBatch(tx: Transaction, tenant: string, sealing: Sealing, keyId: string, at: ResealPosition): Promise<ResealBatch> {
+  const ks = keyspaceOf(tenant);
+  const budget = new WriteBudget(tx);
+  const out: ResealBatch = { next: at, scanned: 0, resealed: 0, reindexed: 0 };
+  const { name, records } = SPACES[at.space]!;
+  const space = ks[name] as Subspace;
+  const range = space.range();
+  const rows = await tx.getRange(at.after === undefined ? range.begin : Buffer.concat([at.after, AFTER]), range.end, { limit: ROWS_PER_BATCH });
+  for (const row of rows) {
+    if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
+    out.scanned += 1;
+    out.next = { space: at.space, after: row.key };
+    if (!records) {
+      if (name === 'meta' && row.key.equals(ks.meta.pack('format'))) continue;
+      if (sealedKeyId(row.value) === keyId) continue;
+      const aad = name === 'events' ? space.prefix : row.key;
+      tx.set(row.key, sealing.seal(sealing.open(row.value, aad), aad));
+      out.resealed += 1;
+      continue;
+    }
+    const parts = space.unpack(row.key);
+    const chunk = parts[parts.length - 1] as number;
+    if (chunk > 1) continue;
+    const recordParts = parts.slice(0, -1);
+    const base = space.pack(...recordParts);
+    const whole = chunk === 0 ? row.value : await readRecordBytes(tx, space, recordParts);
+    if (whole === undefined) continue;
+    const keyOfValue = sealedKeyId(whole);
+    if (keyOfValue === keyId) continue;
+    const plain = sealing.open(whole, base);
+    rewrite(tx, space, recordParts, sealing.seal(plain, base));
+    out.resealed += 1;
+    if (name === 'checkpoints' && keyOfValue === undefined) out.reindexed += reindex(tx, ks, sealing, plain);
+    // A split record's later chunks were just rewritten: resume after all of them.
+    if (chunk === 1) out.next = { space: at.space, after: Buffer.concat([base, FF]) };
+  }
+  if (rows.length < ROWS_PER_BATCH) out.next = at.space + 1 < SPACES.length ? { space: at.space + 1 } : undefined;
+  return out;
+}
+
+/** Writes a record's sealed bytes, whole or split, clearing what was there (`writeRecord`'s layout). */
+function rewrite(tx: Transaction, space: Subspace, parts: KeyPart[], sealed: Buffer): void {
+  const { begin, end } = space.range(...parts);
+  tx.clearRange(begin, end);
+  if (sealed.length <= CHUNK_BYTES) {
+    tx.set(space.pack(...parts, 0), sealed);
+    return;
+  }
+  for (let offset = 0, chunk = 1; offset < sealed.length; offset += CHUNK_BYTES, chunk++) {
+    tx.set(space.pack(...parts, chunk), sealed.subarray(offset, offset + CHUNK_BYTES));
+  }
+}
+
+/** A checkpoint's plain index keys replaced by blind ones; 1 when it was readable. */
+function reindex(tx: Transaction, ks: Keyspace, sealing: Sealing, plain: Buffer): number {
+  const verified = verifyStored(decodeValue<StoredCheckpoint>(plain));
+  if (!verified.ok) return 0;
+  const checkpoint = verified.doc.checkpoint;
+  new IndexRows(tx, ks.index, codecsFor(undefined), undefined).update(checkpoint, undefined);
+  new IndexRows(tx, ks.index, codecsFor(sealing), sealing).update(undefined, checkpoint);
+  return 1;
+}

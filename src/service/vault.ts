@@ -1,0 +1,146 @@
+/**
+ * Encryption at rest, as the service runs it: the key file's keyring, each
+ * tenant's {@link Sealing} (its newest key seals, every key opens, its
+ * blind-index key loaded once), the record of which keys the store uses, and
+ * the check at start-up that the key file still has every one of them.
+ * `docs/encryption.md` tells the whole scheme.
+ *
+ * @module
+ */
+import { Blinder, Keyring, MissingKeyError, sealedKeyId, type KeyEntry } from '../crypto/keyring.js';
+import { ConfigError } from '../config.js';
+import type { ServiceContext, VaultPort } from './context.js';
+import { forgetKey, noteKeys, Repository, usedKeys, type Sealing } from './repository/repository.js';
+import { Rekeyer, type RekeyStatus } from './rekey.js';
+import { runTransaction } from './transactions.js';
+import { AppError } from '../errors.js';
+
+/** What every queued record is bound to: the journal holds records of one kind. */
+const JOURNAL_AAD = Buffer.from('baton-queue-record', 'utf8');
+
+export class Vault implements VaultPort {
+  private readonly ready = new Map<string, Sealing | undefined>();
+  private readonly loading = new Map<string, Promise<Sealing | undefined>>();
+
+  constructor(readonly keyring: Keyring) {}
+
+  /** The key file at `path`, as a vault; a file that cannot be used throws a {@link ConfigError} saying why. */
+  static fromFile(path: string): Vault {
+    try {
+      return new Vault(Keyring.fromFile(path));
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
+  }
+
+  /** The key that seals `tenant`'s new values; undefined when the key file has none for it (its values stay plain). */
+  sealingKey(tenant: string): KeyEntry | undefined {
+    return this.keyring.sealingKey(tenant);
+  }
+
+  /** `tenant`'s sealing, its blind-index key read (or made) by the first call. */
+  sealing(ctx: ServiceContext, tenant: string): Promise<Sealing | undefined> | Sealing | undefined {
+    if (this.ready.has(tenant)) return this.ready.get(tenant);
+    let loading = this.loading.get(tenant);
+    if (loading === undefined) {
+      loading = this.load(ctx, tenant).finally(() => this.loading.delete(tenant));
+      this.loading.set(tenant, loading);
+    }
+    return loading;
+  }
+
+  private async load(ctx: ServiceContext, tenant: string): Promise<Sealing | undefined> {
+    const entry = this.keyring.sealingKey(tenant);
+    if (entry === undefined) {
+      this.ready.set(tenant, undefined);
+      return undefined;
+    }
+    const keyring = this.keyring;
+    const base = {
+      seal: (plain: Uint8Array, aad: Uint8Array) => keyring.seal(entry, plain, aad),
+      open: (bytes: Uint8Array, aad: Uint8Array) => keyring.open(bytes, aad),
+    };
+    // The index key is a sealed value itself: read with a sealing that has no blind index yet.
+    const indexKey = await runTransaction(ctx, (tx) =>
+      new Repository(tx, tenant, {
+        ...base,
+        blind: () => {
+          throw new Error('The blind-index key is not loaded yet.');
+        },
+      }).header.indexKey(),
+    );
+    const blinder = new Blinder(indexKey);
+    const sealing: Sealing = { ...base, blind: (value) => blinder.blind(value) };
+    this.ready.set(tenant, sealing);
+    return sealing;
+  }
+
+  /** A queued record's bytes, sealed with its tenant's key (plain when the tenant has none). */
+  sealRecord(tenant: string, payload: Buffer): Buffer {
+    const entry = this.keyring.sealingKey(tenant);
+    return entry === undefined ? payload : this.keyring.seal(entry, payload, JOURNAL_AAD);
+  }
+
+  openRecord(payload: Buffer): Buffer {
+    return this.keyring.open(payload, JOURNAL_AAD);
+  }
+}
+
+/** The queue record opener when no key file is set: a sealed record names the key that is missing. */
+export function openRecordWithoutKeys(payload: Buffer): Buffer {
+  const keyId = sealedKeyId(payload);
+  if (keyId !== undefined) throw new MissingKeyError(keyId);
+  return payload;
+}
+
+/**
+ * Records the keys this process will seal with, before it seals anything,
+ * and checks that every key the store has used is in the key file: a missing
+ * one would leave values that never open, so start-up stops there, naming it.
+ */
+export async function checkKeys(ctx: ServiceContext, source: string | undefined): Promise<void> {
+  const keyring = ctx.vault?.keyring;
+  const used = await runTransaction(ctx, async (tx) => {
+    noteKeys(tx, (keyring?.sealingKeys() ?? []).map((entry) => entry.id));
+    return usedKeys(tx);
+  });
+  const missing = used.find((id) => keyring?.has(id) !== true);
+  if (missing === undefined) return;
+  if (keyring === undefined) {
+    throw new ConfigError(`The store holds values sealed with encryption key "${missing}"; set BATON_ENCRYPTION_KEY_FILE to a key file that has it.`);
+  }
+  throw new ConfigError(`The store holds values sealed with encryption key "${missing}", which ${source ?? 'the key file'} does not have; add its line back.`);
+}
+
+/** Forgets keys no value is sealed with any more (after a re-seal); the key file may then drop their lines. */
+export async function retireKeys(ctx: ServiceContext, keep: ReadonlySet<string>): Promise<string[]> {
+  return runTransaction(ctx, async (tx) => {
+    const retired = (await usedKeys(tx)).filter((id) => !keep.has(id));
+    for (const id of retired) forgetKey(tx, id);
+    return retired;
+  });
+}
+
+/** Each vault's re-seal pass: one at a time per process. */
+const rekeyers = new WeakMap<VaultPort, Rekeyer>();
+
+function rekeyerOf(ctx: ServiceContext): Rekeyer {
+  if (ctx.vault === undefined) throw new AppError('encryption_not_configured');
+  let rekeyer = rekeyers.get(ctx.vault);
+  if (rekeyer === undefined) rekeyers.set(ctx.vault, (rekeyer = new Rekeyer()));
+  return rekeyer;
+}
+
+/** Starts a re-seal pass (or answers the one running); 409 without encryption at rest. */
+export function startRekey(ctx: ServiceContext): RekeyStatus {
+  return rekeyerOf(ctx).start(ctx, (keep) => retireKeys(ctx, keep));
+}
+
+export function rekeyStatus(ctx: ServiceContext): RekeyStatus {
+  return rekeyerOf(ctx).status;
+}
+
+/** Ends the pass in progress (if any) after its current batch: the runtime is closing. */
+export function stopRekey(ctx: ServiceContext): Promise<void> {
+  return ctx.vault === undefined ? Promise.resolve() : (rekeyers.get(ctx.vault)?.stop() ?? Promise.resolve());
+}
