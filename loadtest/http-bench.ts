@@ -30,6 +30,9 @@
  *                 (OTEL_EXPORTER_OTLP_ENDPOINT, http/protobuf, always sampled) to a local
  *                 OTLP receiver: what tracing on costs, beside tracing off (the first
  *                 Baton has no endpoint, so the SDK is not even loaded)
+ *   create sealed the create scenario against a third Baton with encryption at rest
+ *                 (BATON_ENCRYPTION_KEY_FILE): every value AES-256-GCM sealed, index
+ *                 words blinded with HMAC-SHA-256; what encryption costs (target <= 15 %)
  *   contention    BENCH_CONTENTION_WRITERS connections (default 32) all creating
  *                 checkpoints of ONE task: every write reads and writes the task
  *                 head, so on FoundationDB they conflict and are retried; any
@@ -63,6 +66,9 @@
  *
  * @module
  */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cpus, tmpdir } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { fastifyOptions } from '../src/http/plugins/index.js';
@@ -222,6 +228,13 @@ async function main(): Promise<void> {
   const exported = { requests: sink.requests(), bytes: sink.bytes() };
   traced.child.kill('SIGTERM');
   await sink.close();
+  step('create with encryption at rest (every value sealed, index words blinded)');
+  const keyDir = tempDirs.make('keys');
+  writeFileSync(join(keyDir, 'keys'), `bench:${randomBytes(32).toString('base64')}\n`);
+  const sealed = await startServer('baton-sealed', BATON_MAIN, { ...batonEnv, BATON_DATA_DIR: tempDirs.make('sealed'), BATON_ENCRYPTION_KEY_FILE: join(keyDir, 'keys') }, '/readyz');
+  const createSealed = await closedLoop(sealed, postRequests);
+  rows.push(['create sealed', 'baton', createSealed]);
+  sealed.child.kill('SIGTERM');
   step(`contention (${CONTENTION_WRITERS} writers creating checkpoints of one task)`);
   const contention = await closedLoop(baton, () => postRequests('/v1/checkpoints', () => 'bench-contended-task'), CONTENTION_WRITERS);
   rows.push([`contention x${CONTENTION_WRITERS}`, 'baton', contention]);
@@ -279,6 +292,10 @@ async function main(): Promise<void> {
   console.log(
     `tracing: creates with every span exported ${fixed(createTraced.okPerSec, 0)}/s vs tracing off ${fixed(create.okPerSec, 0)}/s = ${pct(createTraced.okPerSec / create.okPerSec)} ` +
       `(DESIGN §9: on costs at most 10 %: ${verdict(createTraced.okPerSec >= 0.9 * create.okPerSec)}); ${exported.requests} OTLP requests, ${exported.bytes} bytes received`,
+  );
+  console.log(
+    `encryption: creates sealed ${fixed(createSealed.okPerSec, 0)}/s vs plain ${fixed(create.okPerSec, 0)}/s = ${pct(createSealed.okPerSec / create.okPerSec)} ` +
+      `(issue 19: encryption costs at most 15 %: ${verdict(createSealed.okPerSec >= 0.85 * create.okPerSec)}); loop ${fixed(createSealed.cpu.eventLoopUsPerReq, 0)} vs ${fixed(create.cpu.eventLoopUsPerReq, 0)} us/req`,
   );
   console.log(
     `contention: ${CONTENTION_WRITERS} writers of one task, ${fixed(contention.okPerSec, 0)} creates/s, p50/p99 ${fixed(contention.p50Ms, 2)}/${fixed(contention.p99Ms, 2)} ms, ` +
@@ -370,6 +387,7 @@ async function main(): Promise<void> {
     store: batonEnv.BATON_STORE,
     closed: { create, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
     tracing: { exported, tracedVsOff: round(createTraced.okPerSec / create.okPerSec, 4) },
+    encryption: { sealedVsPlain: round(createSealed.okPerSec / create.okPerSec, 4) },
     handoffs,
     queue,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },

@@ -162,13 +162,17 @@ export async function compactionDryRun(ctx: ServiceContext, actor: Actor, taskId
 
 /** Handler of `task.compact`. */
 export async function compactTask(ctx: ServiceContext, command: CompactTask): Promise<CompactionPlan> {
-  const { result } = await runInTask(ctx, command, command.taskId, async ({ repo, head, now, audit, event }) => {
+  const { result } = await runInTask(ctx, command, command.taskId, async ({ repo, head, now, audit, event, unchanged }) => {
     if (head.seq === 0) throw new AppError('not_found', { detail: NO_TASK });
     const { drop, ...planned } = await plan(ctx, repo, head, command.keepLast, command.protect, now);
+    // Nothing to remove is no change of the task (its expiry, counted from its last write, stays).
+    if (planned.removed.length === 0) unchanged();
     for (const { id } of drop) {
       const loaded = await repo.checkpoints.current(command.taskId, id);
       if (loaded?.ok) repo.checkpoints.compact(loaded.doc.checkpoint);
     }
+    // Done for now: the next write past keepLast asks again.
+    if (!planned.more) repo.jobs.done('compact', command.taskId);
     if (planned.removed.length > 0) {
       audit({ action: 'task.compacted', details: { keepLast: command.keepLast, removed: planned.removed } });
       event({ type: 'CHECKPOINTS_COMPACTED', subject: command.taskId, data: { removed: planned.removed, keepLast: command.keepLast } });

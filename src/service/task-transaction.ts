@@ -85,6 +85,7 @@ export async function runInTask<T>(
     head.updatedAt = now;
     if (traceparent !== undefined) head.traceparent = traceparent;
     noteExpiry(ctx, repo, head, now);
+    if (!SWEEPER_KINDS.has(command.kind)) noteCompaction(ctx, repo, head, now);
     await repo.tasks.putHead(head);
     repo.events.append(events);
     return result;
@@ -113,6 +114,20 @@ export async function runInTask<T>(
 
 /** The purge's own steps are the only writes a task takes while it is being purged. */
 const PURGE_KINDS: ReadonlySet<Command['kind']> = new Set(['task.purge', 'task.purge_page']);
+
+/** The writes that never ask for a compaction: the compaction itself, and the purge's. */
+const SWEEPER_KINDS: ReadonlySet<Command['kind']> = new Set(['task.compact', 'task.purge', 'task.purge_page']);
+
+/**
+ * Asks the retention sweeper to compact a task that has had more checkpoints
+ * than its policy's `keepLast` (one small key, rewritten by each write);
+ * the sweeper's compaction finds what, if anything, may go.
+ */
+function noteCompaction(ctx: ServiceContext, repo: Repository, head: TaskHead, now: string): void {
+  const { keepLast } = effectivePolicy(head.policy, ctx.retentionDefaults);
+  if (keepLast === undefined || head.seq <= keepLast || head.purging !== undefined || head.legalHold !== undefined) return;
+  repo.jobs.put({ kind: 'compact', taskId: head.taskId, startedAt: now, by: 'baton:retention-sweeper' });
+}
 
 /** Notes when the policy's `expireAfter` lets the task go, counted from this write (none for a task without checkpoints). */
 function noteExpiry(ctx: ServiceContext, repo: Repository, head: TaskHead, now: string): void {

@@ -17,7 +17,8 @@ import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../context.js';
 import { execute } from '../execute.js';
 import { purgeRefusal, type PurgeResult } from '../purge.js';
-import { expiredTasks, pendingJobs, Repository, tenants } from '../repository/repository.js';
+import { expiredTasks, pendingJobs, Repository, tenants, type Job } from '../repository/repository.js';
+import { compactionGuards, readPolicy } from '../retention.js';
 import { inSpan } from '../../telemetry/tracing.js';
 import { periodic, type Periodic } from './periodic.js';
 import { runTransaction } from '../transactions.js';
@@ -63,7 +64,7 @@ export interface MaintenanceSettings {
   eventRetentionMs: number;
 }
 
-export function maintenanceTick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number }> {
+export function maintenanceTick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
   return inSpan('baton.maintenance.tick', {}, () => tick(ctx, settings));
 }
 
@@ -88,10 +89,11 @@ async function trimEvents(ctx: ServiceContext, retentionMs: number, until: numbe
   }
 }
 
-async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number }> {
+async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
   const until = performance.now() + TICK_MS;
   let started = 0;
   let finished = 0;
+  let compacted = 0;
   const now = ctx.now().toISOString();
   for (const due of await runTransaction(ctx, (tx) => expiredTasks(tx, now, BATCH), { readOnly: true })) {
     const command: PurgeTask = { ...systemCommand(ctx, due.tenant, 'baton:retention-sweeper', `expire:${due.taskId}`), kind: 'task.purge', taskId: due.taskId };
@@ -108,6 +110,10 @@ async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'ev
   }
   for (const job of await runTransaction(ctx, (tx) => pendingJobs(tx, BATCH), { readOnly: true })) {
     if (performance.now() >= until) break;
+    if (job.kind === 'compact') {
+      compacted += await compactForPolicy(ctx, job);
+      continue;
+    }
     const base = systemCommand(ctx, job.tenant, job.by, `purge:${job.taskId}`);
     const step = await continuePurge(ctx, base, job.taskId, { taskId: job.taskId, purged: 0, done: false }, until);
     if (step.done) {
@@ -117,7 +123,31 @@ async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'ev
   }
   const trimmed = await trimEvents(ctx, settings.eventRetentionMs, until);
   if (trimmed > 0) ctx.log.info({ trimmed }, 'events past their retention trimmed');
-  return { started, finished, trimmed };
+  if (compacted > 0) ctx.log.info({ compacted }, 'checkpoints past keepLast compacted');
+  return { started, finished, trimmed, compacted };
+}
+
+/**
+ * Compacts a task down to its policy's `keepLast`, as `POST …/compact` does
+ * (the same guards, audited and announced); answers how many checkpoints
+ * went. A task that may not be compacted now (a hold, its retention) is
+ * left: its next write asks again.
+ */
+async function compactForPolicy(ctx: ServiceContext, job: Job): Promise<number> {
+  const base = systemCommand(ctx, job.tenant, job.by, `compact:${job.taskId}`);
+  try {
+    const { effective } = await readPolicy(ctx, base.actor, job.taskId);
+    if (effective.keepLast !== undefined) {
+      const protect = await compactionGuards(ctx, base.actor, job.taskId);
+      const plan = await execute(ctx, { ...base, kind: 'task.compact', taskId: job.taskId, keepLast: effective.keepLast, protect });
+      // More left (the removal bound): the job stays, and the next tick goes on.
+      return plan.removed.length;
+    }
+  } catch (error) {
+    if (!(error instanceof AppError && (error.code === 'legal_hold' || error.code === 'retention_active' || error.code === 'not_found' || error.code === 'task_purging'))) throw error;
+  }
+  await runTransaction(ctx, async (tx) => new Repository(tx, job.tenant).jobs.done('compact', job.taskId));
+  return 0;
 }
 
 /** Runs a tick every `intervalMs` (never two at once); stop() lets the running one finish its batch. */

@@ -15,7 +15,8 @@ const spaces = systemKeyspace();
 /** Jobs name only tenants and tasks: they stay plain, and their codec binds nothing. */
 const EMPTY = Buffer.alloc(0);
 
-export type JobKind = 'purge';
+/** `purge`: a paged purge in progress; `compact`: a task past its policy's `keepLast`, for the sweeper to compact. */
+export type JobKind = 'purge' | 'compact';
 
 export interface Job {
   kind: JobKind;
