@@ -34,7 +34,8 @@ function program(): Command {
     .description('Verify the audit chain of TASK, or of every task: exit 0 only when every chain holds, else name the first break.')
     .option('--data-dir <dir>', 'read this LMDB data directory instead of a server (no server may hold it for writing)')
     .option('--tenant <tenant>', 'the tenant, with --data-dir', 'default')
-    .action(async (task: string | undefined, options: { url?: string; token?: string; dataDir?: string; tenant: string }) => {
+    .addOption(new Option('--key-file <file>', 'with --data-dir: the encryption key file of a store encrypted at rest').env('BATON_ENCRYPTION_KEY_FILE'))
+    .action(async (task: string | undefined, options: { url?: string; token?: string; dataDir?: string; tenant: string; keyFile?: string }) => {
       process.exitCode = await verify(task, { ...options, ...(options.dataDir ? { dataDir: resolve(options.dataDir) } : {}) });
     });
 

@@ -8,7 +8,10 @@
 import type { ChainCheck } from '../domain/audit.js';
 import type { Actor } from '../domain/commands.js';
 import { listTasks, verifyAudit } from '../service/audit.js';
+import type { ServiceContext } from '../service/context.js';
 import { standaloneContext } from '../service/standalone.js';
+import { Vault } from '../service/vault.js';
+import { MissingKeyError } from '../crypto/keyring.js';
 import { openStore } from '../store/open.js';
 import { CliError, EXIT } from './errors.js';
 import { json, server, type ServerOptions } from './http.js';
@@ -16,6 +19,8 @@ import { json, server, type ServerOptions } from './http.js';
 export interface VerifyOptions extends ServerOptions {
   dataDir?: string;
   tenant: string;
+  /** With `dataDir`: the key file of a store encrypted at rest. */
+  keyFile?: string;
 }
 
 interface Checker {
@@ -40,14 +45,20 @@ function overHttp(options: VerifyOptions): Checker {
   };
 }
 
-async function onDisk(dataDir: string, tenant: string): Promise<Checker> {
+async function onDisk(dataDir: string, tenant: string, keyFile: string | undefined): Promise<Checker> {
   let store;
   try {
     store = await openStore({ store: 'lmdb', dataDir, fdbPrefix: '' });
   } catch (error) {
     throw new CliError(`The data directory ${dataDir} could not be opened (${(error as Error).message}).`, EXIT.unreachable);
   }
-  const ctx = standaloneContext(store);
+  let ctx: ServiceContext;
+  try {
+    ctx = standaloneContext(store, keyFile === undefined ? {} : { vault: Vault.fromFile(keyFile) });
+  } catch (error) {
+    await store.close();
+    throw new CliError((error as Error).message, EXIT.usage);
+  }
   const actor: Actor = { tenant, role: 'auditor', subject: 'baton-cli' };
   return {
     async *tasks() {
@@ -58,14 +69,18 @@ async function onDisk(dataDir: string, tenant: string): Promise<Checker> {
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     },
-    check: (taskId) => verifyAudit(ctx, actor, taskId),
+    check: (taskId) =>
+      verifyAudit(ctx, actor, taskId).catch((error: unknown) => {
+        if (error instanceof MissingKeyError) throw new CliError(`The store's values are sealed with encryption key "${error.keyId}": pass --key-file (or BATON_ENCRYPTION_KEY_FILE) naming a key file that has it.`, EXIT.usage);
+        throw error;
+      }),
     close: () => store.close(),
   };
 }
 
 /** Runs the check; answers the exit code. */
 export async function verify(taskId: string | undefined, options: VerifyOptions): Promise<number> {
-  const checker = options.dataDir ? await onDisk(options.dataDir, options.tenant) : overHttp(options);
+  const checker = options.dataDir ? await onDisk(options.dataDir, options.tenant, options.keyFile) : overHttp(options);
   const progress = process.stderr.isTTY;
   let checked = 0;
   let entries = 0;

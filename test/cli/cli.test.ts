@@ -7,7 +7,7 @@
  * makes it fail naming the task and the entry.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { loadOrCreateSigner } from '../../src/service/signing.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { tenantKeyspace, encodeValue, decodeValue } from '../../src/store/keyspace.js';
 import type { FastifyInstance } from 'fastify';
+import { checkpointBody } from '../support/app.js';
 
 const BIN = new URL('../../bin/baton.mjs', import.meta.url).pathname;
 const TOKEN = 'cli-writer-token-0123456789abcdef';
@@ -162,5 +163,29 @@ describe('baton', () => {
     const broken = await baton(['verify', '--data-dir', dataDir]);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/BROKEN task PROJ-42: entry 2/);
+  });
+});
+
+describe('verify --data-dir of a store encrypted at rest', () => {
+  const sealedDir = join(work, 'sealed');
+  const keyFile = join(work, 'sealed-keys');
+
+  beforeAll(async () => {
+    writeFileSync(keyFile, `k-cli:${randomBytes(32).toString('base64')}\n`);
+    const config = configSchema.parse({ dataDir: sealedDir, tokens: `writer:${TOKEN}`, logLevel: 'silent', encryptionKeyFile: keyFile });
+    const store = LmdbStore.open({ path: sealedDir });
+    const sealedApp = await buildApp({ config, store });
+    const made = await sealedApp.inject({ method: 'POST', url: '/v1/checkpoints', headers: { authorization: `Bearer ${TOKEN}` }, payload: checkpointBody('sealed-task') });
+    expect(made.statusCode).toBe(201);
+    await sealedApp.close();
+    await store.close();
+  });
+
+  it('names the key it needs without one, and verifies with --key-file or BATON_ENCRYPTION_KEY_FILE', async () => {
+    const without = await baton(['verify', '--data-dir', sealedDir]);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toMatch(/sealed with encryption key "k-cli": pass --key-file/);
+    expect(await baton(['verify', '--data-dir', sealedDir, '--key-file', keyFile])).toMatchObject({ code: 0, stdout: expect.stringMatching(/every chain holds/) });
+    expect(await baton(['verify', '--data-dir', sealedDir], { BATON_ENCRYPTION_KEY_FILE: keyFile })).toMatchObject({ code: 0 });
   });
 });
