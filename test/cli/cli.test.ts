@@ -166,22 +166,39 @@ describe('baton', () => {
   });
 });
 
-describe('verify --data-dir of a store encrypted at rest', () => {
+describe('a store encrypted at rest', () => {
   const sealedDir = join(work, 'sealed');
   const keyFile = join(work, 'sealed-keys');
+  const ADMIN = 'cli-admin-token-0123456789abcdef0';
+  let sealedApp: FastifyInstance | undefined;
+  let sealedStore: LmdbStore | undefined;
+  let sealedUrl = '';
 
   beforeAll(async () => {
     writeFileSync(keyFile, `k-cli:${randomBytes(32).toString('base64')}\n`);
-    const config = configSchema.parse({ dataDir: sealedDir, tokens: `writer:${TOKEN}`, logLevel: 'silent', encryptionKeyFile: keyFile });
-    const store = LmdbStore.open({ path: sealedDir });
-    const sealedApp = await buildApp({ config, store });
+    const config = configSchema.parse({ dataDir: sealedDir, tokens: `writer:${TOKEN},admin:${ADMIN}`, logLevel: 'silent', encryptionKeyFile: keyFile });
+    sealedStore = LmdbStore.open({ path: sealedDir });
+    sealedApp = await buildApp({ config, store: sealedStore });
+    sealedUrl = await sealedApp.listen({ port: 0, host: '127.0.0.1' });
     const made = await sealedApp.inject({ method: 'POST', url: '/v1/checkpoints', headers: { authorization: `Bearer ${TOKEN}` }, payload: checkpointBody('sealed-task') });
     expect(made.statusCode).toBe(201);
-    await sealedApp.close();
-    await store.close();
+  });
+  afterAll(async () => {
+    await sealedApp?.close();
+    await sealedStore?.close();
   });
 
-  it('names the key it needs without one, and verifies with --key-file or BATON_ENCRYPTION_KEY_FILE', async () => {
+  it('rekey: starts the re-seal pass and prints its status', async () => {
+    const run = await baton(['rekey', '--url', sealedUrl, '--token', ADMIN]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ state: expect.stringMatching(/^(running|done)$/) });
+  });
+
+  it('verify --data-dir: names the key it needs without one, and verifies with --key-file or BATON_ENCRYPTION_KEY_FILE', async () => {
+    await sealedApp!.close();
+    await sealedStore!.close();
+    sealedApp = undefined;
+    sealedStore = undefined;
     const without = await baton(['verify', '--data-dir', sealedDir]);
     expect(without.code).toBe(2);
     expect(without.stderr).toMatch(/sealed with encryption key "k-cli": pass --key-file/);
