@@ -5,10 +5,9 @@
  * acknowledged only once fsynced; appends that arrive together share one
  * fsync. A crash can leave a torn record at the end: opening the journal
  * reads records until the first that is short or fails its checksum, and cuts
- * the file there, so a partial record is never replayed. With encryption at
- * rest the payload is sealed ({@link RecordCipher}) and the checksum covers
- * the sealed bytes and every record that
- * was acknowledged is kept. An append whose write or fsync fails is refused
+ * the file there, so a partial record is never replayed and every record that
+ * was acknowledged is kept. With encryption at rest the payload is sealed
+ * ({@link RecordCipher}) and the checksum covers the sealed bytes. An append whose write or fsync fails is refused
  * and its bytes are cut at once (or, while they cannot be, further appends are
  * refused too), so a failed append never costs a later acknowledged one. Which records are done is kept in a second small
  * file (`applied`), the count of records applied from the start, written

@@ -77,23 +77,23 @@ export class Rekeyer {
     for (;;) {
       const page = await runTransaction(ctx, (tx) => tenants(tx, after, TENANTS_PER_PAGE), { readOnly: true });
       for (const tenant of page) {
+        this.current.tenants += 1;
         const key = vault.keyring.sealingKey(tenant);
         const sealing = await vault.sealing(ctx, tenant);
-        if (key !== undefined && sealing !== undefined) {
-          newest.add(key.id);
-          let at: ResealPosition | undefined = { space: 0 };
-          while (at !== undefined) {
-            if (this.stopping) throw new Error('The service closed during the pass; run it again.');
-            const from: ResealPosition = at;
-            const batch = await runTransaction(ctx, (tx) => resealBatch(tx, tenant, sealing, key.id, from));
-            this.current.scanned += batch.scanned;
-            this.current.resealed += batch.resealed;
-            this.current.reindexed += batch.reindexed;
-            at = batch.next;
-          }
+        if (key === undefined || sealing === undefined) {
+          skipped = true;
+          continue;
         }
-        else skipped = true;
-        this.current.tenants += 1;
+        newest.add(key.id);
+        for (let at: ResealPosition | undefined = { space: 0 }; at !== undefined; ) {
+          if (this.stopping) throw new Error('The service closed during the pass; run it again.');
+          const from: ResealPosition = at;
+          const batch = await runTransaction(ctx, (tx) => resealBatch(tx, tenant, sealing, key.id, from));
+          this.current.scanned += batch.scanned;
+          this.current.resealed += batch.resealed;
+          this.current.reindexed += batch.reindexed;
+          at = batch.next;
+        }
       }
       if (page.length < TENANTS_PER_PAGE) break;
       after = page[page.length - 1];

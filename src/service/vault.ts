@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { Blinder, Keyring, MissingKeyError, sealedKeyId, type KeyEntry } from '../crypto/keyring.js';
+import { Blinder, Keyring, MissingKeyError, sealedKeyId } from '../crypto/keyring.js';
 import { ConfigError } from '../config.js';
 import type { ServiceContext, VaultPort } from './context.js';
 import { forgetKey, noteKeys, Repository, usedKeys, type Sealing } from './repository/repository.js';
@@ -31,11 +31,6 @@ export class Vault implements VaultPort {
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
-  }
-
-  /** The key that seals `tenant`'s new values; undefined when the key file has none for it (its values stay plain). */
-  sealingKey(tenant: string): KeyEntry | undefined {
-    return this.keyring.sealingKey(tenant);
   }
 
   /** `tenant`'s sealing, its blind-index key read (or made) by the first call. */
