@@ -30,9 +30,12 @@
  *                 (OTEL_EXPORTER_OTLP_ENDPOINT, http/protobuf, always sampled) to a local
  *                 OTLP receiver: what tracing on costs, beside tracing off (the first
  *                 Baton has no endpoint, so the SDK is not even loaded)
- *   create sealed the create scenario against a third Baton with encryption at rest
+ *   create sealed the create scenario against a Baton with encryption at rest
  *                 (BATON_ENCRYPTION_KEY_FILE): every value AES-256-GCM sealed, index
- *                 words blinded with HMAC-SHA-256; what encryption costs (target <= 15 %)
+ *                 words blinded with HMAC-SHA-256; what encryption costs (target <= 15 %).
+ *                 Traced and sealed creates are each compared with a fresh plain twin
+ *                 of Baton, in alternating runs (twin, other, twin, other): the VM's
+ *                 speed drifts within a run, and both sides of a ratio see the same drift
  *   contention    BENCH_CONTENTION_WRITERS connections (default 32) all creating
  *                 checkpoints of ONE task: every write reads and writes the task
  *                 head, so on FoundationDB they conflict and are retried; any
@@ -49,6 +52,7 @@
  *   BENCH_SECONDS          measured seconds per scenario (default 8)
  *   BENCH_WARMUP_SECONDS   discarded warm-up per scenario (default min(2, BENCH_SECONDS / 4))
  *   BENCH_CONNECTIONS      autocannon connections (default 100)
+ *   BENCH_PAIRED_ROUNDS    alternating rounds of the traced and sealed comparisons (default 4)
  *   BENCH_OPEN_CREATES     open-loop creates per second (default 500)
  *   BENCH_OPEN_READS       open-loop reads per second (default 2000)
  *   BENCH_RATE_LIMIT_PER_MINUTE  Baton's per-token rate limit for the run
@@ -122,6 +126,26 @@ process.on('exit', () => {
 });
 
 // ---------------------------------------------------------------------------
+
+/** Rounds of `paired`: each side runs this many closed loops, alternating (BENCH_PAIRED_ROUNDS). */
+const PAIRED_ROUNDS = Math.max(1, Number(process.env.BENCH_PAIRED_ROUNDS ?? 4));
+
+/**
+ * Closed loops of creates against `plain` and `other`, alternating (plain,
+ * other, plain, other, …): figures summed over each side's runs.
+ */
+async function paired(plain: Parameters<typeof closedLoop>[0], other: Parameters<typeof closedLoop>[0]) {
+  const runs: { plain: ClosedFigures[]; other: ClosedFigures[] } = { plain: [], other: [] };
+  for (let round = 0; round < PAIRED_ROUNDS; round++) {
+    runs.plain.push(await closedLoop(plain, postRequests));
+    runs.other.push(await closedLoop(other, postRequests));
+  }
+  const rate = (list: ClosedFigures[]) => round(list.reduce((sum, r) => sum + r.ok, 0) / list.reduce((sum, r) => sum + r.seconds, 0), 1);
+  const loopUs = (list: ClosedFigures[]) => round(list.reduce((sum, r) => sum + r.cpu.eventLoopUsPerReq * r.requests, 0) / list.reduce((sum, r) => sum + r.requests, 0), 1);
+  const plainRate = rate(runs.plain);
+  const otherRate = rate(runs.other);
+  return { rounds: PAIRED_ROUNDS, plain: runs.plain, other: runs.other, plainRate, otherRate, ratio: otherRate / plainRate, plainLoopUs: loopUs(runs.plain), otherLoopUs: loopUs(runs.other) };
+}
 
 async function main(): Promise<void> {
   const dataDir = tempDirs.make('data');
@@ -215,7 +239,10 @@ async function main(): Promise<void> {
   const history1 = await closedLoop(baton, historyRequests, 1);
   rows.push([`history(${HISTORY_LIMIT})`, 'baton', history1]);
   sampleMemory();
-  step('create with tracing on (every span exported over OTLP/HTTP to a local receiver)');
+  // Tracing and encryption are each compared with a twin of the plain Baton started beside them, in alternating
+  // runs (plain, other, plain, other): this VM's speed drifts within a run, and both sides must see the same drift.
+  const twin = await startServer('baton-twin', BATON_MAIN, { ...batonEnv, BATON_DATA_DIR: tempDirs.make('twin') }, '/readyz');
+  step('create with tracing on (every span exported over OTLP/HTTP to a local receiver), alternating with a plain twin');
   const sink = await startOtlpSink();
   const traced = await startServer(
     'baton-traced',
@@ -223,18 +250,21 @@ async function main(): Promise<void> {
     { ...batonEnv, BATON_DATA_DIR: tempDirs.make('traced'), OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'baton-bench' },
     '/readyz',
   );
-  const createTraced = await closedLoop(traced, postRequests);
+  const tracing = await paired(twin, traced);
+  const createTraced = tracing.other.at(-1)!;
   rows.push(['create traced', 'baton', createTraced]);
   const exported = { requests: sink.requests(), bytes: sink.bytes() };
   traced.child.kill('SIGTERM');
   await sink.close();
-  step('create with encryption at rest (every value sealed, index words blinded)');
+  step('create with encryption at rest (every value sealed, index words blinded), alternating with the plain twin');
   const keyDir = tempDirs.make('keys');
   writeFileSync(join(keyDir, 'keys'), `bench:${randomBytes(32).toString('base64')}\n`);
   const sealed = await startServer('baton-sealed', BATON_MAIN, { ...batonEnv, BATON_DATA_DIR: tempDirs.make('sealed'), BATON_ENCRYPTION_KEY_FILE: join(keyDir, 'keys') }, '/readyz');
-  const createSealed = await closedLoop(sealed, postRequests);
+  const sealing = await paired(twin, sealed);
+  const createSealed = sealing.other.at(-1)!;
   rows.push(['create sealed', 'baton', createSealed]);
   sealed.child.kill('SIGTERM');
+  twin.child.kill('SIGTERM');
   step(`contention (${CONTENTION_WRITERS} writers creating checkpoints of one task)`);
   const contention = await closedLoop(baton, () => postRequests('/v1/checkpoints', () => 'bench-contended-task'), CONTENTION_WRITERS);
   rows.push([`contention x${CONTENTION_WRITERS}`, 'baton', contention]);
@@ -290,12 +320,12 @@ async function main(): Promise<void> {
       `${patch.extra.resyncs} re-reads, ${patch.extra.poolEmpty} pool-empty (a 412 here means a lost or wrong version)`,
   );
   console.log(
-    `tracing: creates with every span exported ${fixed(createTraced.okPerSec, 0)}/s vs tracing off ${fixed(create.okPerSec, 0)}/s = ${pct(createTraced.okPerSec / create.okPerSec)} ` +
-      `(DESIGN §9: on costs at most 10 %: ${verdict(createTraced.okPerSec >= 0.9 * create.okPerSec)}); ${exported.requests} OTLP requests, ${exported.bytes} bytes received`,
+    `tracing: creates with every span exported ${fixed(tracing.otherRate, 0)}/s vs its plain twin ${fixed(tracing.plainRate, 0)}/s = ${pct(tracing.ratio)} ` +
+      `(${tracing.rounds} alternating rounds; DESIGN §9: on costs at most 10 %: ${verdict(tracing.ratio >= 0.9)}); ${exported.requests} OTLP requests, ${exported.bytes} bytes received`,
   );
   console.log(
-    `encryption: creates sealed ${fixed(createSealed.okPerSec, 0)}/s vs plain ${fixed(create.okPerSec, 0)}/s = ${pct(createSealed.okPerSec / create.okPerSec)} ` +
-      `(issue 19: encryption costs at most 15 %: ${verdict(createSealed.okPerSec >= 0.85 * create.okPerSec)}); loop ${fixed(createSealed.cpu.eventLoopUsPerReq, 0)} vs ${fixed(create.cpu.eventLoopUsPerReq, 0)} us/req`,
+    `encryption: creates sealed ${fixed(sealing.otherRate, 0)}/s vs its plain twin ${fixed(sealing.plainRate, 0)}/s = ${pct(sealing.ratio)} ` +
+      `(${sealing.rounds} alternating rounds; issue 19: encryption costs at most 15 %: ${verdict(sealing.ratio >= 0.85)}); loop ${fixed(sealing.otherLoopUs, 0)} vs ${fixed(sealing.plainLoopUs, 0)} us/req`,
   );
   console.log(
     `contention: ${CONTENTION_WRITERS} writers of one task, ${fixed(contention.okPerSec, 0)} creates/s, p50/p99 ${fixed(contention.p50Ms, 2)}/${fixed(contention.p99Ms, 2)} ms, ` +
@@ -386,8 +416,8 @@ async function main(): Promise<void> {
     fsync,
     store: batonEnv.BATON_STORE,
     closed: { create, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
-    tracing: { exported, tracedVsOff: round(createTraced.okPerSec / create.okPerSec, 4) },
-    encryption: { sealedVsPlain: round(createSealed.okPerSec / create.okPerSec, 4) },
+    tracing: { exported, tracedVsOff: round(tracing.ratio, 4), plainRate: tracing.plainRate, tracedRate: tracing.otherRate },
+    encryption: { sealedVsPlain: round(sealing.ratio, 4), plainRate: sealing.plainRate, sealedRate: sealing.otherRate, plainLoopUs: sealing.plainLoopUs, sealedLoopUs: sealing.otherLoopUs },
     handoffs,
     queue,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },

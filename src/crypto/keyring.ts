@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { createCipheriv, createDecipheriv, createHmac, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomFillSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 /** The first byte of every sealed value. */
@@ -97,10 +97,15 @@ export function sealedKeyId(bytes: Uint8Array): string | undefined {
 
 export class Keyring {
   private readonly byId = new Map<string, KeyEntry>();
+  /** Each key made a KeyObject once: a raw key is imported again by every cipher made from it. */
+  private readonly objects = new Map<string, KeyObject>();
   private readonly sealers = new Map<string, KeyEntry | undefined>();
 
   constructor(readonly entries: readonly KeyEntry[]) {
-    for (const entry of entries) this.byId.set(entry.id, entry);
+    for (const entry of entries) {
+      this.byId.set(entry.id, entry);
+      this.objects.set(entry.id, createSecretKey(entry.key));
+    }
   }
 
   /** The key file at `path`; throws {@link KeyFileError} with a sentence naming the problem. */
@@ -144,7 +149,7 @@ export class Keyring {
   seal(entry: KeyEntry, plain: Uint8Array, aad: Uint8Array): Buffer {
     const id = Buffer.from(entry.id, 'utf8');
     const nonce = nextNonce();
-    const cipher = createCipheriv('aes-256-gcm', entry.key, nonce);
+    const cipher = createCipheriv('aes-256-gcm', this.objects.get(entry.id) ?? entry.key, nonce);
     cipher.setAAD(aad);
     const head = Buffer.allocUnsafe(2 + id.length + NONCE_BYTES);
     head[0] = SEALED_MARK;
@@ -163,7 +168,7 @@ export class Keyring {
     if (entry === undefined) throw new MissingKeyError(keyId);
     const at = 2 + buffer[1]!;
     if (buffer.length < at + NONCE_BYTES + TAG_BYTES) throw new SealBrokenError('The sealed value is cut short.');
-    const decipher = createDecipheriv('aes-256-gcm', entry.key, buffer.subarray(at, at + NONCE_BYTES));
+    const decipher = createDecipheriv('aes-256-gcm', this.objects.get(keyId)!, buffer.subarray(at, at + NONCE_BYTES));
     decipher.setAAD(aad);
     decipher.setAuthTag(buffer.subarray(buffer.length - TAG_BYTES));
     try {
@@ -188,14 +193,17 @@ export function openPlain(bytes: Uint8Array): Buffer {
  */
 export class Blinder {
   private cache = new Map<string, string>();
+  private readonly key: KeyObject;
 
-  constructor(private readonly key: Buffer) {}
+  constructor(key: Buffer) {
+    this.key = createSecretKey(key);
+  }
 
   blind(value: string): string {
     let blinded = this.cache.get(value);
     if (blinded === undefined) {
-      // 16 bytes of HMAC-SHA-256: collisions are out of reach, and keys stay short.
-      blinded = `~${createHmac('sha256', this.key).update(value, 'utf8').digest().subarray(0, 16).toString('base64url')}`;
+      // 12 bytes of HMAC-SHA-256 (16 characters): a collision needs about 2^48 distinct words in one tenant, and keys stay short.
+      blinded = `~${createHmac('sha256', this.key).update(value, 'utf8').digest().toString('base64url', 0, 12)}`;
       if (this.cache.size >= 65_536) this.cache = new Map();
       this.cache.set(value, blinded);
     }
