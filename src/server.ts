@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { trace } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { startTracing } from './telemetry/tracing.js';
 import { buildApp } from './app.js';
@@ -16,15 +15,9 @@ import { openRuntime } from './service/runtime.js';
 import { openStore } from './store/open.js';
 import { StoreError } from './store/store.js';
 
-/** Every log line written in a traced request carries its trace and span ids, to find the trace from the line. */
-function traceFields(): Record<string, string> {
-  const span = trace.getActiveSpan()?.spanContext();
-  return span !== undefined && trace.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
-}
-
-/** The service's logger: JSON lines, secrets redacted, trace ids mixed in; to stdout unless told otherwise. */
+/** The service's logger: JSON lines, secrets redacted (a traced request's lines carry its trace ids: `http/plugins/tracing.ts`); to stdout unless told otherwise. */
 export function serviceLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, redact: LOG_REDACT_PATHS, mixin: traceFields };
+  const options = { level, redact: LOG_REDACT_PATHS };
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 

@@ -103,7 +103,7 @@ export function accepts(request: FastifyRequest, mediaType: string): boolean {
 
 /** The service context with the request's logger, so service logs carry the request id. */
 export function scoped(ctx: ServiceContext, request: FastifyRequest): ServiceContext {
-  return { ...ctx, log: request.log };
+  return { ...ctx, log: request.log, ...(request.traceContext !== undefined ? { traceContext: request.traceContext } : {}) };
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -75,7 +75,7 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
           for (const record of records) {
             if (failed) return;
             try {
-              await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, () => execute(ctx, { ...record.command, fromQueue: true }));
+              await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, (traceContext) => execute({ ...ctx, traceContext }, { ...record.command, fromQueue: true }));
             } catch (error) {
               const transient = transientCause(error);
               if (transient !== undefined) {

@@ -10,6 +10,7 @@ import type { BreakerSettings } from '../domain/recovery.js';
 import type { TaskPolicy } from '../domain/retention.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
+import type { Context } from '@opentelemetry/api';
 import type { Keyring } from '../crypto/keyring.js';
 import { Repository, type Corruption, type Sealing } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
@@ -62,6 +63,8 @@ export interface VaultPort {
 
 export interface ServiceContext {
   store: Store;
+  /** The trace this work belongs to (the request's span context, a background pass's); spans below are its children. */
+  traceContext?: Context;
   metrics: Metrics;
   log: ServiceLogger;
   notifier: CommitNotifier;

@@ -112,7 +112,7 @@ export interface HandoffAcknowledged {
 export async function acknowledgeHandoff(ctx: ServiceContext, command: AcknowledgeHandoff): Promise<HandoffAcknowledged> {
   const handoff = await readHandoff(ctx, command.actor, command.handoffId);
   // One trace follows the task across agents: the taking agent's span links to the handing agent's.
-  linkTo(handoff.traceparent, { 'baton.link': 'handoff', 'baton.handoff.id': handoff.id });
+  linkTo(ctx, handoff.traceparent, { 'baton.link': 'handoff', 'baton.handoff.id': handoff.id });
   // The final checkpoint is immutable, so the child and its hash are made once, outside the transaction.
   const parent = (await getCheckpoint(ctx, command.actor, handoff.checkpointId)).checkpoint;
   const child = handoffChild(parent, handoff, command, command.checkpointId, command.at);

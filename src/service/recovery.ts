@@ -44,7 +44,7 @@ export interface RecoveryStarted {
  */
 export async function startRecovery(ctx: ServiceContext, command: StartRecovery): Promise<RecoveryStarted> {
   // The recovery's span links to the trace of the task's last write: the work it recovers.
-  linkTo((await snapshot(ctx, command.actor.tenant, (repo) => repo.tasks.head(command.taskId)))?.traceparent, { 'baton.link': 'last_write' });
+  linkTo(ctx, (await snapshot(ctx, command.actor.tenant, (repo) => repo.tasks.head(command.taskId)))?.traceparent, { 'baton.link': 'last_write' });
   for (let attempt = 1; ; attempt++) {
     const walked = await walkToRecoveryPoint(ctx, command.actor.tenant, command.taskId);
     try {

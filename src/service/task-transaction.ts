@@ -49,9 +49,9 @@ export async function runInTask<T>(
   change: (write: TaskWrite) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   const { actor, at: now } = command;
-  annotate(() => commandAttributes(command as Command, taskId));
+  annotate(ctx, () => commandAttributes(command as Command, taskId));
   // The trace of the request that causes the change, for its events and the next agent's link to it.
-  const traceparent = currentTraceparent();
+  const traceparent = currentTraceparent(ctx);
   // Set by the attempt that runs the change; a body the store runs again starts it over.
   let unchanged = false;
 
@@ -152,7 +152,7 @@ function markHeaderChecked(ctx: ServiceContext, tenant: string): void {
 }
 
 /** The CloudEvent of `draft`, about task `taskId`. */
-export function cloudEvent(ctx: ServiceContext, tenant: string, taskId: string, draft: EventDraft, now: string, traceparent = currentTraceparent()): CloudEvent {
+export function cloudEvent(ctx: ServiceContext, tenant: string, taskId: string, draft: EventDraft, now: string, traceparent = currentTraceparent(ctx)): CloudEvent {
   return {
     specversion: '1.0',
     // A rerun body may mint other event ids: only the attempt that commits is ever seen.

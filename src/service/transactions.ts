@@ -20,8 +20,8 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SpanStatusCode, type Span } from '@opentelemetry/api';
-import { tracer } from '../telemetry/tracing.js';
+import { context, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { tracer, type Traced } from '../telemetry/tracing.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { StoreError, type Store, type StoreErrorCode, type TransactionBody } from '../store/store.js';
@@ -34,7 +34,7 @@ const CONTENTION_BASE_MS = 10;
 const CONTENTION_MAX_MS = 1_000;
 
 /** What the runner needs of the service context. */
-export interface RunnerContext {
+export interface RunnerContext extends Traced {
   store: Store;
   metrics: Metrics;
   /** How long conflicts are retried before the write gives up (ms). */
@@ -49,16 +49,19 @@ export interface RunOptions {
 /** Runs `body` in a transaction of the store under the runner's retry policy. */
 export async function runTransaction<T>(ctx: RunnerContext, body: TransactionBody<T>, options: RunOptions = {}): Promise<T> {
   // A span per transaction, its retries as events: free when tracing is off (the API's tracer is a no-op).
-  return tracer().startActiveSpan(options.readOnly ? 'baton.store.read' : 'baton.store.transaction', { attributes: { 'db.system.name': ctx.store.name === 'fdb' ? 'foundationdb' : 'lmdb' } }, async (span) => {
-    try {
-      return await runWithRetries(ctx, body, options, span);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: storeCause(error) ?? 'failed' });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  const span = tracer().startSpan(
+    options.readOnly ? 'baton.store.read' : 'baton.store.transaction',
+    { attributes: { 'db.system.name': ctx.store.name === 'fdb' ? 'foundationdb' : 'lmdb' } },
+    ctx.traceContext ?? context.active(),
+  );
+  try {
+    return await runWithRetries(ctx, body, options, span);
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: storeCause(error) ?? 'failed' });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, options: RunOptions, span: Span): Promise<T> {

@@ -14,9 +14,15 @@
  * `gen_ai.agent.id`, and `baton.checkpoint.id`, `baton.lease.epoch`,
  * `baton.handoff.id`. `docs/tracing.md` is the operator's guide.
  *
+ * The trace is handed down explicitly, not through async context: a request's
+ * span context travels in the service context (`traceContext`), and the SDK
+ * runs with a context manager that does nothing. On Node 20 the SDK's
+ * `AsyncLocalStorage` manager hooks every promise, which cost creates about
+ * 8 % with tracing on (`docs/performance.md`).
+ *
  * @module
  */
-import { context, propagation, trace, type Attributes, type Context, type Link, type Span, type SpanContext, TraceFlags } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, trace, type Attributes, type Context, type ContextManager, type Link, type Span, type SpanContext, TraceFlags } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'baton';
 
@@ -36,9 +42,32 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
   env.OTEL_SERVICE_NAME ??= 'baton';
   // No auto-instrumentation: the service is bundled, and its own spans say what it does.
-  const sdk = new NodeSDK({ instrumentations: [] });
+  const sdk = new NodeSDK({ instrumentations: [], contextManager: EXPLICIT_CONTEXT });
   sdk.start();
   return () => sdk.shutdown();
+}
+
+/** A context manager that keeps nothing: every span's parent is passed to it. */
+const EXPLICIT_CONTEXT: ContextManager = {
+  active: () => ROOT_CONTEXT,
+  with: (_context, fn, thisArg, ...args) => fn.call(thisArg, ...args),
+  bind: (_context, target) => target,
+  enable() {
+    return this;
+  },
+  disable() {
+    return this;
+  },
+};
+
+/** What carries a trace through the service: the context of the request, or of the background pass, it runs for. */
+export interface Traced {
+  traceContext?: Context;
+}
+
+/** The span `traced` runs in, if any. */
+function spanOf(traced: Traced | undefined): Span | undefined {
+  return trace.getSpan(traced?.traceContext ?? context.active());
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -50,22 +79,22 @@ export function spanContextOf(traceparent: string | undefined): SpanContext | un
   return { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16) & TraceFlags.SAMPLED, isRemote: true };
 }
 
-/** The `traceparent` of the active span, or undefined when none is recording. */
-export function currentTraceparent(): string | undefined {
-  const span = trace.getActiveSpan()?.spanContext();
+/** The `traceparent` of the span `traced` runs in, or undefined when there is none. */
+export function currentTraceparent(traced?: Traced): string | undefined {
+  const span = spanOf(traced)?.spanContext();
   if (span === undefined || !trace.isSpanContextValid(span)) return undefined;
   return `00-${span.traceId}-${span.spanId}-0${span.traceFlags & TraceFlags.SAMPLED}`;
 }
 
-/** Links the active span to the trace `traceparent` names (a handoff's sender, a recovered checkpoint's writer). */
-export function linkTo(traceparent: string | undefined, attributes: Attributes = {}): void {
+/** Links the span `traced` runs in to the trace `traceparent` names (a handoff's sender, a recovered checkpoint's writer). */
+export function linkTo(traced: Traced, traceparent: string | undefined, attributes: Attributes = {}): void {
   const target = spanContextOf(traceparent);
-  if (target !== undefined) trace.getActiveSpan()?.addLink({ context: target, attributes } satisfies Link);
+  if (target !== undefined) spanOf(traced)?.addLink({ context: target, attributes } satisfies Link);
 }
 
-/** Sets attributes on the active span, leaving out the absent ones; made only when a span records (nothing on the hot path when tracing is off). */
-export function annotate(attributes: () => Record<string, string | number | undefined>): void {
-  const span = trace.getActiveSpan();
+/** Sets attributes on the span `traced` runs in, leaving out the absent ones; made only when a span records (nothing on the hot path when tracing is off). */
+export function annotate(traced: Traced, attributes: () => Record<string, string | number | undefined>): void {
+  const span = spanOf(traced);
   if (span === undefined || !span.isRecording()) return;
   for (const [key, value] of Object.entries(attributes())) if (value !== undefined) span.setAttribute(key, value);
 }
@@ -75,17 +104,17 @@ export function extractContext(headers: Record<string, string | string[] | undef
   return propagation.extract(context.active(), headers);
 }
 
-/** Runs `work` in a span of its own, ended when it settles; an error is recorded on it. */
-export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, { attributes }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: 2 });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+/** Runs `work` in a span of its own (a child of `parent`'s), handing it the span's context; ended when it settles, an error recorded on it. */
+export async function inSpan<T>(name: string, attributes: Attributes, work: (traceContext: Context) => Promise<T>, parent?: Traced): Promise<T> {
+  const within = parent?.traceContext ?? context.active();
+  const span = tracer().startSpan(name, { attributes }, within);
+  try {
+    return await work(trace.setSpan(within, span));
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: 2 });
+    throw error;
+  } finally {
+    span.end();
+  }
 }

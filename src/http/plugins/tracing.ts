@@ -1,13 +1,14 @@
 /**
  * A server span per request, continuing the caller's `traceparent`, with the
- * route, the status and the request id; everything the request does (its
- * store transactions, its commands) runs in that span's context, so their
- * spans are its children. Free when tracing is not configured: the API's
- * tracer is a no-op.
+ * route, the status and the request id. Its context goes to the service
+ * with the request (`request.traceContext`, handed on by `scoped`), so the
+ * request's store transactions are its children and its commands annotate
+ * it; and the request's logger carries the trace and span ids. Free when
+ * tracing is not configured: the API's tracer is a no-op.
  *
  * @module
  */
-import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { extractContext, tracer } from '../../telemetry/tracing.js';
@@ -15,11 +16,14 @@ import { extractContext, tracer } from '../../telemetry/tracing.js';
 declare module 'fastify' {
   interface FastifyRequest {
     span?: Span;
+    /** The context of the request's span, for the service (`scoped`). */
+    traceContext?: Context;
   }
 }
 
 async function tracing(app: FastifyInstance): Promise<void> {
   app.decorateRequest('span');
+  app.decorateRequest('traceContext');
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = extractContext(request.headers);
     const route = request.routeOptions.url ?? 'unmatched';
@@ -28,8 +32,13 @@ async function tracing(app: FastifyInstance): Promise<void> {
       attributes: { 'http.request.method': request.method, 'http.route': route, 'url.path': request.url.split('?')[0], 'baton.request.id': request.id },
     }, parent);
     request.span = span;
-    // The rest of the request (hooks, handler, the service below) runs in the span's context.
-    context.with(trace.setSpan(parent, span), done);
+    request.traceContext = trace.setSpan(parent, span);
+    // Every line the request logs from here on names its trace, to find the trace from the line.
+    if (span.isRecording()) {
+      const { traceId, spanId } = span.spanContext();
+      request.log = request.log.child({ trace_id: traceId, span_id: spanId });
+    }
+    done();
   });
   app.addHook('onError', async (request, _reply, error) => {
     request.span?.recordException(error);

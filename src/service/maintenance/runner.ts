@@ -65,7 +65,7 @@ export interface MaintenanceSettings {
 }
 
 export function maintenanceTick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
-  return inSpan('baton.maintenance.tick', {}, () => tick(ctx, settings));
+  return inSpan('baton.maintenance.tick', {}, (traceContext) => tick({ ...ctx, traceContext }, settings));
 }
 
 /** Trims every tenant's outbox of events older than the retention, in bounded transactions, until the tick's time is spent. */
