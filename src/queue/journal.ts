@@ -103,6 +103,7 @@ export class Journal {
     size: number,
     records: number,
     applied: number,
+    private readonly cipher: RecordCipher | undefined,
   ) {
     this.size = size;
     this.records = records;
@@ -122,7 +123,7 @@ export class Journal {
     const cut = bytes.length - validBytes;
     if (cut > 0) truncateDurably(logPath, validBytes);
     const applied = Math.min(readApplied(appliedPath), records.length);
-    const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied);
+    const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied, options.cipher);
     journal.handle = await (options.openLog ?? ((path: string) => open(path, 'a')))(logPath);
     return { journal, pending: records.slice(applied), cut };
   }
@@ -132,12 +133,17 @@ export class Journal {
     return this.size;
   }
 
-  /** Appends `value` and resolves once it is on disk. */
-  append(value: unknown): Promise<void> {
-    return this.appendEncoded(encodeRecord(value));
+  /** `value` as this journal writes it (sealed when it has a cipher), for a caller that needs its size before appending. */
+  encode(value: unknown): Buffer {
+    return encodeRecord(value, this.cipher);
   }
 
-  /** Appends a record already made by {@link encodeRecord} (a caller that needed its size first encodes once). */
+  /** Appends `value` and resolves once it is on disk. */
+  append(value: unknown): Promise<void> {
+    return this.appendEncoded(this.encode(value));
+  }
+
+  /** Appends a record already made by {@link encode} (a caller that needed its size first encodes once). */
   appendEncoded(bytes: Buffer): Promise<void> {
     if (bytes.length - HEADER_BYTES > MAX_RECORD_BYTES) return Promise.reject(new RangeError('The record is larger than the queue takes.'));
     return new Promise((resolve, reject) => {

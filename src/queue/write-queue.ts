@@ -21,7 +21,7 @@ import { applyQueueable, checkpointOf, queueableCommandSchema, type QueueableCom
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
-import { encodeRecord, Journal, type JournalOptions, type RecordCipher } from './journal.js';
+import { Journal, type JournalOptions } from './journal.js';
 
 /** One accepted write as the journal keeps it. */
 export interface QueuedRecord {
@@ -71,7 +71,6 @@ export class WriteQueue implements QueuePort {
     private readonly journal: Journal,
     pending: unknown[],
     private readonly maxBytes: number,
-    private readonly cipher: RecordCipher | undefined,
   ) {
     this.pending = pending.map((record, index) => readQueued(record, index));
     for (const record of this.pending) this.count(record, +1);
@@ -80,7 +79,7 @@ export class WriteQueue implements QueuePort {
   static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
     const { journal, pending, cut } = await Journal.open(options.dir, options.journal);
     try {
-      return { queue: new WriteQueue(journal, pending, options.maxBytes, options.journal?.cipher), cut };
+      return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
     } catch (error) {
       await journal.close();
       throw error;
@@ -140,7 +139,7 @@ export class WriteQueue implements QueuePort {
   async enqueue(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued> {
     const answer = this.answer(command);
     const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
-    const bytes = encodeRecord(record, this.cipher);
+    const bytes = this.journal.encode(record);
     if (this.journal.bytes + bytes.length > this.maxBytes) throw new AppError('queue_full');
     try {
       await this.journal.appendEncoded(bytes);

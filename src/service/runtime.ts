@@ -22,11 +22,10 @@ import { integrityRecorder } from './integrity.js';
 import { startLeaseSweeper } from './lease-sweeper.js';
 import { startMaintenance } from './maintenance/runner.js';
 import { startOperationSweeper } from './operation-sweeper.js';
-import { MissingKeyError } from '../crypto/keyring.js';
-import { ConfigError } from '../config.js';
+import { MissingKeyError, openPlain } from '../crypto/keyring.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { isOutage } from './transactions.js';
-import { checkKeys, openRecordWithoutKeys, stopRekey, Vault } from './vault.js';
+import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
 
 export interface RuntimeOptions {
@@ -146,16 +145,12 @@ async function openQueue(ctx: ServiceContext, config: Config): Promise<WriteQueu
   const { vault } = ctx;
   const cipher = {
     seal: (record: unknown, payload: Buffer) => (vault ? vault.sealRecord((record as { command: { actor: { tenant: string } } }).command.actor.tenant, payload) : payload),
-    open: (payload: Buffer) => (vault ? vault.openRecord(payload) : openRecordWithoutKeys(payload)),
+    open: (payload: Buffer) => (vault ? vault.openRecord(payload) : openPlain(payload)),
   };
   try {
     return (await WriteQueue.open({ dir: config.queueDir ?? join(config.dataDir, 'queue'), maxBytes: config.queueMaxBytes, journal: { cipher } })).queue;
   } catch (error) {
     if (!(error instanceof MissingKeyError)) throw error;
-    throw new ConfigError(
-      config.encryptionKeyFile === undefined
-        ? `The write queue holds writes sealed with encryption key "${error.keyId}"; set BATON_ENCRYPTION_KEY_FILE to a key file that has it.`
-        : `The write queue holds writes sealed with encryption key "${error.keyId}", which ${config.encryptionKeyFile} does not have; add its line back.`,
-    );
+    throw missingKey('The write queue holds writes', error.keyId, config.encryptionKeyFile);
   }
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { Blinder, Keyring, MissingKeyError, sealedKeyId } from '../crypto/keyring.js';
+import { Blinder, Keyring } from '../crypto/keyring.js';
 import { ConfigError } from '../config.js';
 import type { ServiceContext, VaultPort } from './context.js';
 import { forgetKey, noteKeys, Repository, usedKeys, type Sealing } from './repository/repository.js';
@@ -81,13 +81,6 @@ export class Vault implements VaultPort {
   }
 }
 
-/** The queue record opener when no key file is set: a sealed record names the key that is missing. */
-export function openRecordWithoutKeys(payload: Buffer): Buffer {
-  const keyId = sealedKeyId(payload);
-  if (keyId !== undefined) throw new MissingKeyError(keyId);
-  return payload;
-}
-
 /**
  * Records the keys this process will seal with, before it seals anything,
  * and checks that every key the store has used is in the key file: a missing
@@ -95,16 +88,26 @@ export function openRecordWithoutKeys(payload: Buffer): Buffer {
  */
 export async function checkKeys(ctx: ServiceContext, source: string | undefined): Promise<void> {
   const keyring = ctx.vault?.keyring;
-  const used = await runTransaction(ctx, async (tx) => {
-    noteKeys(tx, (keyring?.sealingKeys() ?? []).map((entry) => entry.id));
-    return usedKeys(tx);
-  });
+  // Without a key file there is nothing to note: the check only reads.
+  const used = await runTransaction(
+    ctx,
+    async (tx) => {
+      if (keyring !== undefined) noteKeys(tx, keyring.sealingKeys().map((entry) => entry.id));
+      return usedKeys(tx);
+    },
+    { readOnly: keyring === undefined },
+  );
   const missing = used.find((id) => keyring?.has(id) !== true);
-  if (missing === undefined) return;
-  if (keyring === undefined) {
-    throw new ConfigError(`The store holds values sealed with encryption key "${missing}"; set BATON_ENCRYPTION_KEY_FILE to a key file that has it.`);
-  }
-  throw new ConfigError(`The store holds values sealed with encryption key "${missing}", which ${source ?? 'the key file'} does not have; add its line back.`);
+  if (missing !== undefined) throw missingKey('The store holds values', missing, source);
+}
+
+/** The one sentence a start refuses with when `holder` needs key `keyId` and the key file (`source`, if any) lacks it. */
+export function missingKey(holder: string, keyId: string, source: string | undefined): ConfigError {
+  return new ConfigError(
+    source === undefined
+      ? `${holder} sealed with encryption key "${keyId}"; set BATON_ENCRYPTION_KEY_FILE to a key file that has it.`
+      : `${holder} sealed with encryption key "${keyId}", which ${source} does not have; add its line back.`,
+  );
 }
 
 /** Forgets keys no value is sealed with any more (after a re-seal); the key file may then drop their lines. */

@@ -245,8 +245,12 @@ export interface ValueCodec {
 export const MESSAGE_PACK: ValueCodec = { encode: (value) => encodeValue(value), decode: (bytes) => decodeValue(bytes) };
 
 export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK): Promise<number> {
+  return writeRecordBytes(tx, subspace, keyParts, codec.encode(value, subspace.pack(...keyParts)));
+}
+
+/** Writes a record's encoded bytes at `keyParts`, whole or split, as {@link writeRecord} does (a re-seal rewrites bytes it never decodes). */
+export async function writeRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], bytes: Bytes): Promise<number> {
   const base = subspace.pack(...keyParts);
-  const bytes = codec.encode(value, base);
   const whole = Buffer.concat([base, ONE_PART_ZERO]);
   // Two point reads tell the common cases apart without a range read: a
   // record kept whole, or no record at all; only a split one needs clearing.

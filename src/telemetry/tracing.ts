@@ -104,9 +104,9 @@ export function extractContext(headers: Record<string, string | string[] | undef
   return propagation.extract(context.active(), headers);
 }
 
-/** Runs `work` in a span of its own (a child of `parent`'s), handing it the span's context; ended when it settles, an error recorded on it. */
-export async function inSpan<T>(name: string, attributes: Attributes, work: (traceContext: Context) => Promise<T>, parent?: Traced): Promise<T> {
-  const within = parent?.traceContext ?? context.active();
+/** Runs `work` in a span of its own, handing it the span's context; ended when it settles, an error recorded on it. */
+export async function inSpan<T>(name: string, attributes: Attributes, work: (traceContext: Context) => Promise<T>): Promise<T> {
+  const within = context.active();
   const span = tracer().startSpan(name, { attributes }, within);
   try {
     return await work(trace.setSpan(within, span));

@@ -49,6 +49,9 @@ const SEALED: Readonly<Record<ValueSpace, boolean>> = {
 
 export type Codecs = Readonly<Record<ValueSpace, ValueCodec>>;
 
+/** The spaces whose values are sealed, for a pass that re-seals them (`reseal.ts`). */
+export const SEALED_SPACES: readonly ValueSpace[] = (Object.keys(SEALED) as ValueSpace[]).filter((space) => SEALED[space]);
+
 /** MessagePack; a sealed value found without keys names its key ({@link MissingKeyError}). */
 const PLAIN: ValueCodec = {
   encode: (value) => encodeValue(value),

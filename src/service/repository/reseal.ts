@@ -9,29 +9,19 @@
  * @module
  */
 import { sealedKeyId } from '../../crypto/keyring.js';
-import { CHUNK_BYTES, decodeValue, readRecordBytes, type KeyPart, type Subspace } from '../../store/keyspace.js';
+import { decodeValue, readRecordBytes, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
 import type { Bytes, Transaction } from '../../store/store.js';
-import { codecsFor, type Sealing } from './codec.js';
+import { codecsFor, SEALED_SPACES, type Sealing } from './codec.js';
 import { IndexRows } from './indexes.js';
 import { keyspaceOf, type Keyspace } from './keyspace.js';
 import { verifyStored, type StoredCheckpoint } from './records.js';
 import { WriteBudget } from './write-budget.js';
 
-/** The spaces whose values are sealed, in the order a pass visits them; records are split over chunks. */
-const SPACES: readonly { name: keyof Keyspace; records: boolean }[] = [
-  { name: 'checkpoints', records: true },
-  { name: 'revisions', records: true },
-  { name: 'tasks', records: true },
-  { name: 'handoffs', records: true },
-  { name: 'recoveries', records: true },
-  { name: 'leases', records: true },
-  { name: 'deadLetters', records: true },
-  { name: 'audit', records: false },
-  { name: 'events', records: false },
-  { name: 'meta', records: false },
-  { name: 'operations', records: false },
-  { name: 'idempotency', records: false },
-];
+/** The sealed spaces whose values are records (`writeRecord`: split over numbered chunks); the others hold one value per key. */
+const RECORD_SPACES: ReadonlySet<string> = new Set(['checkpoints', 'revisions', 'tasks', 'handoffs', 'recoveries', 'leases', 'deadLetters']);
+
+/** The spaces a pass visits, in order (the codec table says which are sealed). */
+const SPACES = SEALED_SPACES.map((name) => ({ name, records: RECORD_SPACES.has(name) }));
 
 /** Where a pass over one tenant stands: the space it is in and the key it resumes after. */
 export interface ResealPosition {
@@ -82,7 +72,7 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     const keyOfValue = sealedKeyId(whole);
     if (keyOfValue === keyId) continue;
     const plain = sealing.open(whole, base);
-    rewrite(tx, space, recordParts, sealing.seal(plain, base));
+    await writeRecordBytes(tx, space, recordParts, sealing.seal(plain, base));
     out.resealed += 1;
     if (name === 'checkpoints' && keyOfValue === undefined) out.reindexed += reindex(tx, ks, sealing, plain);
     // A split record's later chunks were just rewritten: resume after all of them.
@@ -90,19 +80,6 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
   }
   if (rows.length < ROWS_PER_BATCH) out.next = at.space + 1 < SPACES.length ? { space: at.space + 1 } : undefined;
   return out;
-}
-
-/** Writes a record's sealed bytes, whole or split, clearing what was there (`writeRecord`'s layout). */
-function rewrite(tx: Transaction, space: Subspace, parts: KeyPart[], sealed: Buffer): void {
-  const { begin, end } = space.range(...parts);
-  tx.clearRange(begin, end);
-  if (sealed.length <= CHUNK_BYTES) {
-    tx.set(space.pack(...parts, 0), sealed);
-    return;
-  }
-  for (let offset = 0, chunk = 1; offset < sealed.length; offset += CHUNK_BYTES, chunk++) {
-    tx.set(space.pack(...parts, chunk), sealed.subarray(offset, offset + CHUNK_BYTES));
-  }
 }
 
 /** A checkpoint's plain index keys replaced by blind ones; 1 when it was readable. */
