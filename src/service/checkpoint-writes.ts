@@ -15,7 +15,7 @@ import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
-import { CheckpointDoc, toStored, verifyStored, type Repository, type StoredCheckpoint } from './repository/repository.js';
+import { CheckpointDoc, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
 import { present } from './invariants.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
@@ -53,11 +53,12 @@ export function prepare(ctx: ServiceContext, checkpoint: Checkpoint): Prepared {
 
 export async function createCheckpoint(ctx: ServiceContext, command: CreateCheckpoint): Promise<WriteResult> {
   const { input, checkpointId: id, taskId } = command;
-  const checkpoint = buildCheckpoint(input, id, command.at);
-  const prepared = prepare(ctx, checkpoint);
+  const built = buildCheckpoint(input, id, command.at);
+  const first = prepare(ctx, built);
+  let written: Prepared = first;
   const { result, replayed } = await runInTask<Written>(ctx, command, taskId, async (write) => {
     const { repo, head } = write;
-    if (await alreadyCreated(repo, taskId, id, prepared.hash)) {
+    if (await alreadyCreated(repo, taskId, id, first.hash)) {
       write.unchanged();
       return { checkpointId: id, version: 1 };
     }
@@ -67,18 +68,54 @@ export async function createCheckpoint(ctx: ServiceContext, command: CreateCheck
       }
       repo.links.link(input.parentId, id);
     }
+    const placed = await placeNewest(ctx, repo, head, built, first);
+    const { checkpoint, prepared } = placed;
     head.seq += 1;
     head.latestId = id;
+    head.latestAt = checkpoint.createdAt;
     // New work reopens a finished or paused task; a handoff waits for its acknowledgment.
     if (head.state !== 'handing-off') head.state = 'working';
-    repo.checkpoints.insert(checkpoint, prepared.stored, head.seq);
+    await repo.checkpoints.insert(checkpoint, prepared.stored, head.seq, placed.previous);
     write.audit({ action: 'checkpoint.created', checkpointId: id, version: 1, afterHash: prepared.hash, agentId: input.agentId, ...(input.parentId ? { details: { parentId: input.parentId } } : {}) });
     write.event({ type: 'CHECKPOINT_CREATED', subject: id, data: summary(checkpoint, prepared.hash) });
     if (input.parentId !== undefined) write.event({ type: 'CHECKPOINTS_LINKED', subject: id, data: { parentId: input.parentId, childId: id } });
+    written = prepared;
     return { checkpointId: id, version: 1 };
   });
   ctx.log.info({ tenant: command.actor.tenant, taskId, checkpointId: result.checkpointId, agentId: input.agentId, replayed }, 'checkpoint created');
-  return answer(ctx, command, result, replayed, replayed ? undefined : prepared.stored);
+  return answer(ctx, command, result, replayed, replayed ? undefined : written.stored);
+}
+
+/**
+ * A new checkpoint placed after its task's newest. `createdAt` rises
+ * strictly along a task, so the `task` index holds a task's checkpoints in
+ * the order they were written (full-text runs rely on it, `terms.ts`). A
+ * checkpoint whose time is not after the newest one's (two writers within a
+ * millisecond, a clock stepped back) takes the millisecond after it, and is
+ * hashed again; otherwise the one made before the transaction stands.
+ */
+export async function placeNewest(
+  ctx: ServiceContext,
+  repo: Repository,
+  head: TaskHead,
+  checkpoint: Checkpoint,
+  prepared: Prepared,
+): Promise<{ checkpoint: Checkpoint; prepared: Prepared; previous: IndexPosition | undefined }> {
+  const previous = await newestOf(repo, head);
+  const after = previous === undefined ? NaN : Date.parse(previous.createdAt);
+  if (previous === undefined || previous.createdAt < checkpoint.createdAt || Number.isNaN(after)) return { checkpoint, prepared, previous };
+  const at = new Date(after + 1).toISOString();
+  const moved: Checkpoint = { ...checkpoint, createdAt: at, updatedAt: at };
+  return { checkpoint: moved, prepared: prepare(ctx, moved), previous };
+}
+
+/** The task's newest checkpoint as its head names it; a head written before `latestAt` was kept reads its record. */
+async function newestOf(repo: Repository, head: TaskHead): Promise<IndexPosition | undefined> {
+  if (head.latestId === undefined) return undefined;
+  if (head.latestAt !== undefined) return { createdAt: head.latestAt, checkpointId: head.latestId };
+  const raw = await repo.checkpoints.raw(head.taskId, head.latestId).catch(() => undefined);
+  const createdAt = raw === undefined ? undefined : (JSON.parse(raw.c) as Partial<Checkpoint>).createdAt;
+  return typeof createdAt === 'string' ? { createdAt, checkpointId: head.latestId } : undefined;
 }
 
 /**
@@ -213,7 +250,7 @@ export async function changeCheckpoint(
     }
     if ('error' in step) throw step.error;
     const { next, prepared } = step;
-    await repo.checkpoints.replace(current, present(raw, 'a checkpoint read before the transaction is still stored inside it'), next, prepared.stored);
+    await repo.checkpoints.replace(current, present(raw, 'a checkpoint read before the transaction is still stored inside it'), next, prepared.stored, write.head.latestId === checkpointId);
     const extra = await rules.after(write, next, prepared.hash, current);
     write.audit({ action, checkpointId, version: next.version, beforeHash: current.compliance.hash, afterHash: prepared.hash, agentId: next.agentId });
     written = prepared;

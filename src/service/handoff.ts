@@ -14,7 +14,7 @@ import { codeVersionClash, handoffChild, type Handoff } from '../domain/handoff.
 import { LEASE_TTL_MS, type Lease } from '../domain/leases.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
-import { answer, changeCheckpoint, prepare, summary } from './checkpoint-writes.js';
+import { answer, changeCheckpoint, placeNewest, prepare, summary, type Prepared } from './checkpoint-writes.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { grantLease, retire } from './leases.js';
 import type { CheckpointDoc } from './repository/repository.js';
@@ -116,7 +116,8 @@ export async function acknowledgeHandoff(ctx: ServiceContext, command: Acknowled
   // The final checkpoint is immutable, so the child and its hash are made once, outside the transaction.
   const parent = (await getCheckpoint(ctx, command.actor, handoff.checkpointId)).checkpoint;
   const child = handoffChild(parent, handoff, command, command.checkpointId, command.at);
-  const prepared = prepare(ctx, child);
+  const first = prepare(ctx, child);
+  let prepared: Prepared = first;
   const { result, replayed } = await runInTask(ctx, command, handoff.taskId, async (write) => {
     const { repo, head, now } = write;
     const current = present(await repo.handoffs.get(handoff.id), 'a handoff read before the transaction still exists inside it');
@@ -130,13 +131,16 @@ export async function acknowledgeHandoff(ctx: ServiceContext, command: Acknowled
     if (codeVersionClash(parent.codeVersion, command.codeVersion, command.acceptCodeChange)) {
       throw new AppError('code_version_mismatch', { extra: { codeVersion: parent.codeVersion } });
     }
+    const placed = await placeNewest(ctx, repo, head, child, first);
+    prepared = placed.prepared;
     head.seq += 1;
     head.latestId = child.id;
-    repo.checkpoints.insert(child, prepared.stored, head.seq);
+    head.latestAt = placed.checkpoint.createdAt;
+    await repo.checkpoints.insert(placed.checkpoint, prepared.stored, head.seq, placed.previous);
     repo.links.link(parent.id, child.id);
     write.audit({ action: 'checkpoint.created', checkpointId: child.id, version: 1, afterHash: prepared.hash, agentId: child.agentId, details: { parentId: parent.id, handoffId: handoff.id } });
     write.audit({ action: 'handoff.acknowledged', checkpointId: child.id, agentId: command.agentId, details: { handoffId: handoff.id } });
-    write.event({ type: 'CHECKPOINT_CREATED', subject: child.id, data: summary(child, prepared.hash) });
+    write.event({ type: 'CHECKPOINT_CREATED', subject: child.id, data: summary(placed.checkpoint, prepared.hash) });
     write.event({ type: 'CHECKPOINTS_LINKED', subject: child.id, data: { parentId: parent.id, childId: child.id } });
     const acknowledged: Handoff = {
       ...current,

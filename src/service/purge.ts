@@ -30,6 +30,8 @@ import { runInTask, type TaskWrite } from './task-transaction.js';
 
 /** History entries one batch looks at, at most. */
 const PAGE = 200;
+/** Word runs one batch clears once the checkpoints are gone (two keys each). */
+const RUNS_PAGE = 2_000;
 /** What removing one checkpoint writes, about: its clears (record, revisions, id, history, ~100 index keys). */
 const CHECKPOINT_BYTES = 12_000;
 
@@ -114,8 +116,11 @@ async function purgeBatch(write: TaskWrite, taskId: string): Promise<PurgeResult
     purged += 1;
   }
   if (entries.length === PAGE) return progress(head, { taskId, purged, done: false });
+  // Then the task's word runs, which outlive compacted checkpoints, a page at a time.
+  if ((await repo.terms.clearTask(taskId, RUNS_PAGE)) === RUNS_PAGE) return progress(head, { taskId, purged, done: false });
   // The head keeps its sequence, so checkpoints written after the purge never reuse a history slot.
   delete head.latestId;
+  delete head.latestAt;
   const total = (head.purging?.purged ?? 0) + purged;
   delete head.purging;
   repo.jobs.done('purge', taskId);

@@ -2,9 +2,8 @@
  * Search over the secondary indexes. One index drives the scan (the most
  * selective filter given), newest first within the time range; the other
  * filters are checked on each record. Full text (`q`) is a filter like the
- * others: its words are looked up in the `term` index (several words are
- * joined there, `search-join.ts`), and a record matches when its own terms
- * hold every word of the query. A page stops when its transaction's read
+ * others: the runs of its rarest word are merged (`search-terms.ts`), and a
+ * record matches when its own terms hold every word of the query. A page stops when its transaction's read
  * budget is spent (keys, bytes and time, counted by the store), so a rare
  * match cannot make one request unbounded: the cursor then carries on where
  * the scan stopped.
@@ -28,8 +27,9 @@ import {
   type IndexName,
   type ReadBudget,
   type Repository,
+  type TermRun,
 } from './repository/repository.js';
-import { joinWords, scanBound, type Bound, type PageStop, type TimeRange } from './search-join.js';
+import { MAX_OPEN_RUNS, MAX_RUNS, mergeRuns, scanBound, type Bound, type PageStop, type TimeRange } from './search-terms.js';
 
 export interface SearchQuery {
   taskId?: string;
@@ -85,29 +85,36 @@ function termsOfQuery(query: SearchQuery): Terms {
 
 /**
  * How a search reads: one index scanned newest first, the most selective
- * filter given; or, for `q` of several words and no taskId, file or label,
- * the words' entries joined (`search-join.ts`), the longest word first.
+ * filter given. Full text (`q`) without a taskId, file or label filter reads
+ * the runs of its rarest word (`search-terms.ts`); a word too common for
+ * that (every word of `q` past {@link MAX_RUNS} runs) leaves the scan to the
+ * next filter, down to every checkpoint, with the words checked on each
+ * record. Both read newest first, so a cursor of one serves the other.
  */
-type Plan = { join: false; name: IndexName; value: string; scope: string } | { join: true; words: string[]; scope: string };
+type Plan = { name: IndexName; value: string; words: readonly string[] | undefined; scope: string };
 
 function planOf(query: SearchQuery, terms: Terms): Plan {
-  const [name, raw] = drivingFilter(query, terms);
-  if (name === 'term' && terms !== undefined && terms.length > 1) {
-    const words = [raw, ...terms.filter((term) => term !== raw)].map(indexTerm);
-    // Words hold no space, so the joined scope names exactly these words.
-    return { join: true, words, scope: `term=${indexTerm(words.join(' '))}` };
-  }
+  const [name, raw] = drivingFilter(query);
   const value = indexTerm(raw);
-  return { join: false, name, value, scope: `${name}=${value}` };
+  const words = terms !== undefined && !INDEXED_FIRST.has(name) ? terms : undefined;
+  // Words hold no space, so the joined scope names exactly these words.
+  const scope = `${words === undefined ? '' : `term=${indexTerm(words.join(' '))}&`}${name}=${value}`;
+  return { name, value, words, scope };
 }
 
-/** The filter that usually matches fewest checkpoints; of the words of `q`, the longest. */
-function drivingFilter(query: SearchQuery, terms: Terms): [IndexName, string] {
+/** Filters that drive the scan before the words of `q` do. */
+const INDEXED_FIRST: ReadonlySet<IndexName> = new Set(['task', 'file', 'label']);
+
+/**
+ * The filter that usually matches fewest checkpoints, full text aside:
+ * `q`, when given and not preceded by a taskId, file or label, is tried
+ * first on its runs and falls back to this scan.
+ */
+function drivingFilter(query: SearchQuery): [IndexName, string] {
   if (query.taskId !== undefined) return ['task', query.taskId];
   if (query.file !== undefined) return ['file', query.file];
   const label = Object.entries(query.labels ?? {})[0];
   if (label !== undefined) return ['label', `${label[0]}=${label[1]}`];
-  if (terms !== undefined) return ['term', terms.reduce((longest, term) => (term.length > longest.length ? term : longest))];
   if (query.agentId !== undefined) return ['agent', query.agentId];
   if (query.finalStatus !== undefined) return ['finalStatus', query.finalStatus];
   if (query.agentType !== undefined) return ['agentType', query.agentType];
@@ -115,6 +122,29 @@ function drivingFilter(query: SearchQuery, terms: Terms): [IndexName, string] {
   if (query.status !== undefined) return ['status', query.status];
   return ['all', ''];
 }
+
+/**
+ * The runs of the word of `words` that has the fewest, undefined when every
+ * word has more than {@link MAX_RUNS}. Each word is asked for a few runs
+ * first and for more only while none fits, so a rare word beside a common
+ * one costs about as many keys as the rare word has runs.
+ */
+async function rarestRuns(repo: Repository, words: readonly string[]): Promise<TermRun[] | undefined> {
+  const keys = words.map((word) => repo.terms.word(word));
+  for (let limit = FIRST_RUNS; ; limit = Math.min(MAX_RUNS, limit * 8)) {
+    let rarest: TermRun[] | undefined;
+    for (const key of keys) {
+      const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.length - 1);
+      // Each open run costs a read before the page can start: a word open in many tasks is common.
+      if (runs !== undefined && runs.filter((run) => run.last === undefined).length <= MAX_OPEN_RUNS) rarest = runs;
+      if (rarest?.length === 0) return rarest;
+    }
+    if (rarest !== undefined || limit === MAX_RUNS) return rarest;
+  }
+}
+
+/** The runs each word is asked for first. */
+const FIRST_RUNS = 16;
 
 /**
  * Whether the record meets every filter. Words are checked against the
@@ -162,8 +192,9 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
       }
       return items.length >= query.limit;
     };
+    const runs = plan.words === undefined ? undefined : await rarestRuns(repo, plan.words);
     const budget = repo.budget();
-    const stop = plan.join ? await joinWords(repo, plan.words, range, start, budget, consider) : await scanIndex(repo, plan, range, start, budget, consider);
+    const stop = runs !== undefined ? await mergeRuns(repo, runs, range, start, budget, consider) : await scanIndex(repo, plan, range, start, budget, consider);
     return { items, corrupt, stop };
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);

@@ -32,6 +32,12 @@ export const SPACES = {
   history: 'hist',
   /** `(name, value, createdAt, checkpointId)` → taskId; secondary indexes. */
   index: 'ix',
+  /** `(word, taskId, startAt, startId)` → the run's last `[createdAt, id]`, or `[]` while open; the full-text index (`q`). */
+  terms: 'tr',
+  /** `(taskId, startAt, startId, word)` → empty: each task's runs, for a purge and a re-blinding pass. */
+  taskTerms: 'tt',
+  /** `(taskId)` → the words of the task's newest checkpoint, whose runs are open. */
+  openTerms: 'to',
   /** `(parentId, childId)` → empty; `parents (childId)` → parentId. */
   links: 'lnk',
   parents: 'par',

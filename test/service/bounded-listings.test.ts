@@ -6,6 +6,7 @@
  * service; the store's own counters show that no read transaction went past
  * the read budget.
  */
+import { Inserter } from '../support/insert.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENESIS_HASH } from '../../src/domain/audit.js';
 import { buildCheckpoint } from '../../src/domain/changes.js';
@@ -53,15 +54,16 @@ function checkpoint(id: string, ms: number, parentId?: string): Checkpoint {
 }
 
 beforeAll(async () => {
+  const inserter = new Inserter();
   harness = await serviceHarness();
   root = checkpoint(newId(), 0);
   let seq = 1;
-  await harness.store.transact(async (tx) => new Repository(tx, actor.tenant).checkpoints.insert(root, toStored(root).stored, seq));
+  await harness.store.transact(async (tx) => inserter.insert(new Repository(tx, actor.tenant), root, seq));
 
   let current = root;
   await inBatches(REVISIONS, async (repo, i) => {
     const next: Checkpoint = { ...current, version: current.version + 1, updatedAt: at(i + 1), labels: { round: String(i) } };
-    await repo.checkpoints.replace(current, toStored(current).stored, next, toStored(next).stored);
+    await repo.checkpoints.replace(current, toStored(current).stored, next, toStored(next).stored, true);
     current = next;
   });
 
@@ -79,11 +81,11 @@ beforeAll(async () => {
     descendants.push({ id, parentId: root.id });
     rootChildren.push(id);
   }
-  await inBatches(descendants.length, (repo, i) => {
+  await inBatches(descendants.length, async (repo, i) => {
     const { id, parentId } = descendants[i]!;
-    const child = checkpoint(id, REVISIONS + i, parentId);
+    const child = checkpoint(id, REVISIONS + 1 + i, parentId);
     repo.links.link(parentId, id);
-    repo.checkpoints.insert(child, toStored(child).stored, ++seq);
+    await inserter.insert(repo, child, ++seq);
   });
   await harness.store.transact(async (tx) =>
     new Repository(tx, actor.tenant).tasks.putHead({ taskId: TASK, seq, latestId: chain[chain.length - 1]!, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: at(0), updatedAt: at(0) }),

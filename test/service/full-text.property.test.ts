@@ -6,6 +6,7 @@
  * Each run writes into a tenant of its own on one real LMDB store, so runs
  * also check that no tenant sees another's checkpoints.
  */
+import { Inserter } from '../support/insert.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../src/domain/changes.js';
@@ -57,12 +58,13 @@ it('finds exactly the checkpoints whose current text holds every word, newest fi
       const made: { checkpoint: Checkpoint; words: string[] }[] = [];
       await harness.store.transact(async (tx) => {
         const repo = new Repository(tx, actor.tenant);
-        specs.forEach(({ first }, i) => {
+        const inserter = new Inserter();
+        for (const [i, { first }] of specs.entries()) {
           const input = checkpointInput.parse({ taskId: 'task-prop', agentId: 'agent-1', executionState: { completedItems: [first.text] } });
           const checkpoint = buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString());
-          repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, i + 1);
+          await inserter.insert(repo, checkpoint, i + 1);
           made.push({ checkpoint, words: first.list });
-        });
+        }
       });
       await harness.store.transact(async (tx) => {
         const repo = new Repository(tx, actor.tenant);
@@ -70,7 +72,7 @@ it('finds exactly the checkpoints whose current text holds every word, newest fi
           if (rewrite === undefined) continue;
           const before = made[i]!.checkpoint;
           const after: Checkpoint = { ...before, version: 2, executionState: { ...before.executionState, completedItems: [rewrite.text] } };
-          await repo.checkpoints.replace(before, toStored(before).stored, after, toStored(after).stored);
+          await repo.checkpoints.replace(before, toStored(before).stored, after, toStored(after).stored, i === specs.length - 1);
           made[i] = { checkpoint: after, words: rewrite.list };
         }
       });

@@ -9,7 +9,9 @@
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { clearRecord, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
-import type { IndexRows } from './indexes.js';
+import type { IndexPosition, IndexRows } from './indexes.js';
+import type { TermRows } from './terms.js';
+import { InvariantError } from '../invariants.js';
 import { decodeWith, type Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 import type { ReadBudget } from './read-budget.js';
@@ -60,6 +62,7 @@ export class CheckpointRows {
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
     private readonly index: IndexRows,
+    private readonly terms: TermRows,
     private readonly codecs: Codecs,
   ) {}
 
@@ -155,27 +158,37 @@ export class CheckpointRows {
     }
   }
 
-  /** Writes a new checkpoint as entry `seq` of its task's history, with its id and index entries. */
-  insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number): void {
+  /**
+   * Writes a new checkpoint as entry `seq` of its task's history, with its id
+   * and index entries. It must be the task's newest, created after the newest
+   * before it, `previous` (the task head's `latestId` and `latestAt`).
+   */
+  async insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number, previous: IndexPosition | undefined): Promise<void> {
+    if (previous !== undefined && previous.createdAt >= checkpoint.createdAt) {
+      throw new InvariantError(`a new checkpoint is created after its task's newest (${checkpoint.createdAt} is not after ${previous.createdAt})`);
+    }
     writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored, this.codecs.checkpoints);
     const idKey = this.ks.ids.pack(checkpoint.id);
     this.tx.set(idKey, this.codecs.ids.encode(checkpoint.taskId, idKey));
     const historyKey = this.ks.history.pack(checkpoint.taskId, seq);
     this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
     this.index.update(undefined, checkpoint);
+    await this.terms.append(checkpoint, previous);
   }
 
-  /** Replaces the current version, keeping `beforeRaw` as an immutable revision. */
-  async replace(before: Checkpoint, beforeRaw: StoredCheckpoint, after: Checkpoint, stored: StoredCheckpoint): Promise<void> {
+  /** Replaces the current version, keeping `beforeRaw` as an immutable revision; `newest`: it is the task's newest checkpoint. */
+  async replace(before: Checkpoint, beforeRaw: StoredCheckpoint, after: Checkpoint, stored: StoredCheckpoint, newest: boolean): Promise<void> {
     writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw, this.codecs.revisions);
     await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored, this.codecs.checkpoints);
     this.index.update(before, after);
+    await this.terms.change(before, after, newest);
   }
 
   /**
    * Removes a checkpoint for good: its current version, every earlier
    * version, its id, its history entry `seq` and its index entries. Lineage
-   * rows are the links' own (`LinkRows.unlinkAll`).
+   * rows are the links' own (`LinkRows.unlinkAll`), word runs the task's
+   * (`TermRows.clearTask`).
    */
   remove(checkpoint: Checkpoint, seq: number): void {
     clearRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id]);
@@ -190,7 +203,8 @@ export class CheckpointRows {
    * Compacts a checkpoint away: its current version, every earlier version and
    * its index entries go; its id (so reads answer 410, not 404), its history
    * slot and its lineage rows stay, so the lineage of what is kept still
-   * reaches its root through it.
+   * reaches its root through it. Its word runs stay (`terms.ts`). Never the
+   * task's newest checkpoint.
    */
   compact(checkpoint: Checkpoint): void {
     clearRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id]);

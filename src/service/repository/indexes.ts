@@ -3,24 +3,23 @@
  * record: one `update(old, new)` for insert, change and delete, clearing the
  * entries that no longer hold, and a newest-first scan for search. An entry is `(name, value, createdAt, id)` →
  * taskId, so a scan newest-first needs no second lookup to find the record.
- * The `term` index holds one entry per word of the checkpoint's text
- * (`domain/terms.ts`), tens per checkpoint, so `update` packs each key from
- * parts made once per name and once per checkpoint.
+ * A write may touch a dozen entries, so `update` packs each key from parts
+ * made once per name and once per checkpoint. Full text is indexed apart, as
+ * runs (`terms.ts`).
  *
  * @module
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { sha256Hex } from '../../domain/hash.js';
-import { termsOf } from '../../domain/terms.js';
 import { packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 
-export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file', 'term'] as const;
+export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
 
 /** The indexes whose values are a tenant's words: with encryption at rest their keys hold keyed HMACs of them. */
-const BLIND: ReadonlySet<IndexName> = new Set(['agent', 'agentType', 'phase', 'label', 'file', 'term']);
+const BLIND: ReadonlySet<IndexName> = new Set(['agent', 'agentType', 'phase', 'label', 'file']);
 
 /** Index values longer than this are indexed by their SHA-256, keeping keys short on every store. */
 const MAX_TERM_BYTES = 256;
@@ -47,7 +46,6 @@ function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
   if (checkpoint.finalStatus) entries.push(['finalStatus', checkpoint.finalStatus]);
   for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
   for (const path of filePaths(checkpoint)) entries.push(['file', path]);
-  for (const term of termsOf(checkpoint)) entries.push(['term', term]);
   return entries;
 }
 

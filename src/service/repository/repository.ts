@@ -28,6 +28,7 @@ import { OutboxRows } from './outbox.js';
 import { RecordRows } from './protocol-records.js';
 import { ReadBudget } from './read-budget.js';
 import { TaskRows } from './tasks.js';
+import { TermRows } from './terms.js';
 
 /** One tenant's data as seen by one transaction. */
 export class Repository {
@@ -35,6 +36,7 @@ export class Repository {
   readonly checkpoints: CheckpointRows;
   readonly links: LinkRows;
   readonly index: IndexRows;
+  readonly terms: TermRows;
   readonly audit: AuditRows;
   readonly events: OutboxRows;
   readonly operations: OperationRows;
@@ -54,7 +56,8 @@ export class Repository {
     const codecs = codecsFor(sealing);
     this.index = new IndexRows(tx, ks.index, codecs, sealing);
     this.tasks = new TaskRows(tx, ks, codecs);
-    this.checkpoints = new CheckpointRows(tx, ks, this.index, codecs);
+    this.terms = new TermRows(tx, ks, codecs, sealing);
+    this.checkpoints = new CheckpointRows(tx, ks, this.index, this.terms, codecs);
     this.links = new LinkRows(tx, ks, codecs);
     this.audit = new AuditRows(tx, ks, codecs);
     this.events = new OutboxRows(tx, ks, codecs);
@@ -81,6 +84,7 @@ export class Repository {
 
 export type { Corruption, HistoryEntry, Loaded, RevisionEntry } from './checkpoints.js';
 export { filePaths, indexTerm, labelTerm, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
+export { comparePositions, type TermRun } from './terms.js';
 export { dueLeases, type DueLease } from './lease-expiry.js';
 export { expireOperations } from './operation-expiry.js';
 export { expiredTasks, pendingJobs, type Job } from './maintenance-jobs.js';

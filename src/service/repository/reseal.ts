@@ -3,8 +3,9 @@
  * batch per transaction (`baton rekey`). A value sealed with another key, or
  * written plain before encryption was on, is opened and sealed again under
  * the same key as associated data. A checkpoint written plain had plain index
- * keys: they are replaced by blind ones in the same batch, so search finds
- * it after the pass.
+ * keys: they are replaced by blind ones in the same batch, and the word runs
+ * of full-text search (keyed by words too) are re-blinded at the end of the
+ * pass, so search finds it after the pass.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { decodeValue, readRecordBytes, writeRecordBytes, type Subspace } from '.
 import type { Bytes, Transaction } from '../../store/store.js';
 import { codecsFor, SEALED_SPACES, type Sealing } from './codec.js';
 import { IndexRows } from './indexes.js';
+import { TermRows } from './terms.js';
 import { keyspaceOf, type Keyspace } from './keyspace.js';
 import { verifyStored, type StoredCheckpoint } from './records.js';
 import { WriteBudget } from './write-budget.js';
@@ -20,8 +22,19 @@ import { WriteBudget } from './write-budget.js';
 /** The sealed spaces whose values are records (`writeRecord`: split over numbered chunks); the others hold one value per key. */
 const RECORD_SPACES: ReadonlySet<string> = new Set(['checkpoints', 'revisions', 'tasks', 'handoffs', 'recoveries', 'leases', 'deadLetters']);
 
-/** The spaces a pass visits, in order (the codec table says which are sealed). */
-const SPACES = SEALED_SPACES.map((name) => ({ name, records: RECORD_SPACES.has(name) }));
+/**
+ * The spaces a pass visits, in order: the sealed ones (the codec table says
+ * which), then the word runs, whose keys and open-word lists re-blind words
+ * written plain.
+ */
+const SPACES: { name: keyof Keyspace; records: boolean }[] = [
+  ...SEALED_SPACES.map((name) => ({ name, records: RECORD_SPACES.has(name) })),
+  { name: 'taskTerms', records: false },
+  { name: 'openTerms', records: false },
+];
+
+/** A word of the index as written plain: blind words start with `~`, which no plain word holds. */
+const plainWord = (word: string): boolean => !word.startsWith('~');
 
 /** Where a pass over one tenant stands: the space it is in and the key it resumes after. */
 export interface ResealPosition {
@@ -54,6 +67,19 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
+    if (name === 'taskTerms') {
+      const terms = new TermRows(tx, ks, codecsFor(sealing), sealing);
+      const { taskId, run } = terms.taskRunOf(row.key);
+      if (plainWord(run.word)) await terms.respell(taskId, run, sealing.blind(run.word));
+      continue;
+    }
+    if (name === 'openTerms') {
+      const words = decodeValue<string[]>(row.value);
+      if (words.some(plainWord)) {
+        new TermRows(tx, ks, codecsFor(sealing), sealing).writeOpenWords(space.unpack(row.key)[0] as string, words.map((word) => (plainWord(word) ? sealing.blind(word) : word)));
+      }
+      continue;
+    }
     if (!records) {
       if (name === 'meta' && row.key.equals(ks.meta.pack('format'))) continue;
       if (sealedKeyId(row.value) === keyId) continue;

@@ -17,6 +17,8 @@ export interface TaskHead {
   taskId: string;
   /** The newest checkpoint created in the task. */
   latestId?: string;
+  /** Its `createdAt`: the next checkpoint's must be later (absent on heads written before it was kept). */
+  latestAt?: string;
   /** How many checkpoints the task has had; the last history sequence. */
   seq: number;
   /** The tip of the task's audit chain. */

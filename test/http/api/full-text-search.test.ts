@@ -4,11 +4,12 @@
  * must appear; results are complete, newest first and paged with the cursor
  * like every search; a tenant finds only its own checkpoints.
  */
+import { Inserter } from '../../support/insert.js';
 import { describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint.js';
 import { newId } from '../../../src/domain/ids.js';
-import { Repository, toStored } from '../../../src/service/repository/repository.js';
+import { Repository } from '../../../src/service/repository/repository.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { auth, checkpointBody, useClockedTestApp, type Who } from '../../support/app.js';
 
@@ -119,6 +120,12 @@ describe('the term index follows every write', () => {
 });
 
 describe('complete results, paged', () => {
+  /** Each test's app has its own store, and so its own newest checkpoint per task. */
+  const inserters = new WeakMap<object, Inserter>();
+  const inserterOf = (store: object): Inserter => {
+    if (!inserters.has(store)) inserters.set(store, new Inserter());
+    return inserters.get(store)!;
+  };
   /** Writes checkpoints straight through the repository, 1,000 a transaction, one millisecond apart. */
   async function insert(texts: string[], start: number): Promise<Checkpoint[]> {
     const made = texts.map((text, i) => {
@@ -128,7 +135,7 @@ describe('complete results, paged', () => {
     for (let from = 0; from < made.length; from += 1_000) {
       await app().store.transact(async (tx) => {
         const repo = new Repository(tx, 'default');
-        made.slice(from, from + 1_000).forEach((checkpoint, i) => repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, start + from + i + 1));
+        for (const [i, checkpoint] of made.slice(from, from + 1_000).entries()) await inserterOf(app().store).insert(repo, checkpoint, start + from + i + 1);
       });
     }
     return made;
@@ -171,10 +178,14 @@ describe('complete results, paged', () => {
 
   it('does not find checkpoints written before the term index by q alone, but does with taskId, file or label', async () => {
     const [old] = await insert(['legacy ocelot note'], 0);
-    // A checkpoint stored before this release has no term entries: remove them to stand in for one.
+    // A checkpoint stored before this release has no word runs: remove them to stand in for one.
     await app().store.transact(async (tx) => {
-      const index = keyspaceOf('default').index;
-      for (const term of ['legacy', 'ocelot', 'note']) tx.clear(index.pack('term', term, old!.createdAt, old!.id));
+      const { terms, taskTerms, openTerms } = keyspaceOf('default');
+      for (const term of ['legacy', 'ocelot', 'note']) {
+        tx.clear(terms.pack(term, old!.taskId, old!.createdAt, old!.id));
+        tx.clear(taskTerms.pack(old!.taskId, old!.createdAt, old!.id, term));
+      }
+      tx.clear(openTerms.pack(old!.taskId));
     });
     expect(await ids(q('ocelot'))).toEqual([]);
     expect(await ids(`${q('ocelot')}&taskId=${old!.taskId}`)).toEqual([old!.id]);
