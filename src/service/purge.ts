@@ -30,8 +30,8 @@ import { runInTask, type TaskWrite } from './task-transaction.js';
 
 /** History entries one batch looks at, at most. */
 const PAGE = 200;
-/** Word runs one batch clears once the checkpoints are gone (two keys each). */
-const RUNS_PAGE = 2_000;
+/** Positions where word runs start that one batch clears once the checkpoints are gone (a position's runs are a few keys; a task's first has one per word). */
+const RUNS_PAGE = 100;
 /** What removing one checkpoint writes, about: its clears (record, revisions, id, history, ~100 index keys). */
 const CHECKPOINT_BYTES = 12_000;
 

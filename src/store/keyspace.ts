@@ -34,7 +34,7 @@ export const SPACES = {
   index: 'ix',
   /** `(word, taskId, startAt, startId)` → the run's last `[createdAt, id]`, or `[]` while open; the full-text index (`q`). */
   terms: 'tr',
-  /** `(taskId, startAt, startId, word)` → empty: each task's runs, for a purge and a re-blinding pass. */
+  /** `(taskId, startAt, startId)` → the words whose runs start there: each task's runs, for a purge and a re-blinding pass. */
   taskTerms: 'tt',
   /** `(taskId)` → the words of the task's newest checkpoint, whose runs are open. */
   openTerms: 'to',

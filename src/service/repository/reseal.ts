@@ -68,16 +68,14 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
     if (name === 'taskTerms') {
-      const terms = new TermRows(tx, ks, codecsFor(sealing), sealing);
-      const { taskId, run } = terms.taskRunOf(row.key);
-      if (plainWord(run.word)) await terms.respell(taskId, run, sealing.blind(run.word));
+      await new TermRows(tx, ks, codecsFor(sealing), sealing).respell(row.key, row.value, (word) => (plainWord(word) ? sealing.blind(word) : undefined));
       continue;
     }
     if (name === 'openTerms') {
-      const words = decodeValue<string[]>(row.value);
-      if (words.some(plainWord)) {
-        new TermRows(tx, ks, codecsFor(sealing), sealing).writeOpenWords(space.unpack(row.key)[0] as string, words.map((word) => (plainWord(word) ? sealing.blind(word) : word)));
-      }
+      const terms = new TermRows(tx, ks, codecsFor(sealing), sealing);
+      const taskId = space.unpack(row.key)[0] as string;
+      const open = await terms.openRuns(taskId);
+      if ([...open.keys()].some(plainWord)) terms.writeOpenRuns(taskId, new Map([...open].map(([word, start]) => [plainWord(word) ? sealing.blind(word) : word, start])));
       continue;
     }
     if (!records) {

@@ -7,7 +7,8 @@
  * `terms (word, taskId, startAt, startId)` → the run's last position, or
  * `[]` while the run is open (it reaches the task's newest checkpoint). A
  * create writes only the words that start or stop with it; the task's open
- * words, `openTerms (taskId)`, tell which those are. A key per (word,
+ * runs, `openTerms (taskId)` (each word of its newest checkpoint and where
+ * its run starts), tell which those are. A key per (word,
  * checkpoint) made the index two thirds of the store and ninety writes per
  * create; runs make it a few keys per create.
  *
@@ -16,10 +17,10 @@
  * starts), but a checkpoint compacted away, purged, or changed to drop the
  * word may still lie inside one. Search checks each record's own words, as
  * it always did, so a stale run costs a read, never a wrong result; and a
- * run's start and last are the task's checkpoints, as created. Each run is
- * also listed under its task, `taskTerms (taskId, startAt, startId, word)`,
- * so a purge and a re-blinding pass find a task's runs without reading the
- * records.
+ * run's start and last are the task's checkpoints, as created. Where runs
+ * start is also listed under the task, `taskTerms (taskId, startAt, startId)`
+ * → the words whose runs start there, so a purge and a re-blinding pass find
+ * a task's runs without reading the records.
  *
  * @module
  */
@@ -35,12 +36,6 @@ export interface TermRun {
   taskId: string;
   start: IndexPosition;
   last: IndexPosition | undefined;
-}
-
-/** One entry of a task's list of runs. */
-export interface TaskRun {
-  start: IndexPosition;
-  word: string;
 }
 
 const positionOf = (checkpoint: Checkpoint): IndexPosition => ({ createdAt: checkpoint.createdAt, checkpointId: checkpoint.id });
@@ -70,19 +65,31 @@ export class TermRows {
    * A new checkpoint, the task's newest, after `previous` (the newest before
    * it, absent for the task's first): its words that the previous one lacked
    * open runs, and the runs of the previous one's words it lacks end there.
+   * Point reads and writes only: a range read inside a write is dearer.
    */
   async append(checkpoint: Checkpoint, previous: IndexPosition | undefined): Promise<void> {
     const { taskId } = checkpoint;
     const words = this.wordsOf(checkpoint);
-    const open = previous === undefined ? [] : await this.openWords(taskId);
-    const kept = new Set<string>();
-    for (const word of open) {
-      if (words.has(word)) kept.add(word);
-      else this.tx.set(this.runKey(word, taskId, await this.openStart(word, taskId, previous!)), this.lastValue(previous!));
+    const open = previous === undefined ? new Map<string, IndexPosition>() : await this.openRuns(taskId);
+    const next = new Map<string, IndexPosition>();
+    let changed = false;
+    for (const [word, start] of open) {
+      if (words.has(word)) next.set(word, start);
+      else {
+        this.tx.set(this.runKey(word, taskId, start), this.lastValue(previous!));
+        changed = true;
+      }
     }
-    const start = positionOf(checkpoint);
-    for (const word of words) if (!kept.has(word)) this.startRun(word, taskId, start, OPEN);
-    if (kept.size !== open.length || kept.size !== words.size) this.writeOpenWords(taskId, words);
+    const at = positionOf(checkpoint);
+    const started: string[] = [];
+    for (const word of words) {
+      if (next.has(word)) continue;
+      this.tx.set(this.runKey(word, taskId, at), OPEN);
+      started.push(word);
+      next.set(word, at);
+    }
+    if (started.length > 0) this.listStarts(taskId, at, started, []);
+    if (changed || started.length > 0) this.writeOpenRuns(taskId, next);
   }
 
   /**
@@ -95,44 +102,66 @@ export class TermRows {
     const was = this.wordsOf(before);
     const now = this.wordsOf(after);
     const gained = [...now].filter((word) => !was.has(word));
-    const lost = newest ? [...was].filter((word) => !now.has(word)) : [];
-    if (gained.length === 0 && lost.length === 0) return;
+    if (gained.length === 0 && (!newest || [...was].every((word) => now.has(word)))) return;
     const { taskId } = after;
     const at = positionOf(after);
-    for (const word of lost) this.tx.set(this.runKey(word, taskId, await this.openStart(word, taskId, at)), this.lastValue(at));
-    for (const word of gained) this.startRun(word, taskId, at, newest ? OPEN : this.lastValue(at));
-    if (newest) this.writeOpenWords(taskId, now);
+    const listed = await this.startsAt(taskId, at);
+    if (!newest) {
+      // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
+      const fresh = gained.filter((word) => !listed.includes(word));
+      for (const word of fresh) this.tx.set(this.runKey(word, taskId, at), this.lastValue(at));
+      if (fresh.length > 0) this.listStarts(taskId, at, fresh, listed);
+      return;
+    }
+    const open = await this.openRuns(taskId);
+    for (const [word, start] of open) {
+      if (now.has(word)) continue;
+      this.tx.set(this.runKey(word, taskId, start), this.lastValue(at));
+      open.delete(word);
+    }
+    for (const word of gained) {
+      this.tx.set(this.runKey(word, taskId, at), OPEN);
+      open.set(word, at);
+    }
+    const fresh = gained.filter((word) => !listed.includes(word));
+    if (fresh.length > 0) this.listStarts(taskId, at, fresh, listed);
+    this.writeOpenRuns(taskId, open);
   }
 
   /**
-   * Up to `limit` of a task's runs removed (a purge, page by page); the
-   * task's open words go with its last. Returns how many were removed.
+   * Some of a task's runs removed (a purge, page by page): the runs of up to
+   * `limit` of the positions where runs start; the task's open runs go with
+   * the last. Returns how many positions were cleared.
    */
   async clearTask(taskId: string, limit: number): Promise<number> {
     const { begin, end } = this.spaces.taskTerms.range(taskId);
     const rows = await this.tx.getRange(begin, end, { limit });
     for (const row of rows) {
-      const { run } = this.taskRunOf(row.key);
-      this.tx.clear(this.runKey(run.word, taskId, run.start));
+      const { start, words } = this.startsOf(row.key, row.value);
+      for (const word of words) this.tx.clear(this.runKey(word, taskId, start));
       this.tx.clear(row.key);
     }
     if (rows.length < limit) this.tx.clear(this.spaces.openTerms.pack(taskId));
     return rows.length;
   }
 
-  /** Moves one run, listed under its task, from its word's old spelling to `to` (a re-blinding pass). */
-  async respell(taskId: string, run: TaskRun, to: string): Promise<void> {
-    const from = this.runKey(run.word, taskId, run.start);
-    const value = await this.tx.get(from);
-    this.tx.clear(from);
-    this.tx.clear(this.taskRunKey(taskId, run.start, run.word));
-    if (value !== undefined) this.startRun(to, taskId, run.start, Buffer.from(value));
-  }
-
-  /** The task and run a `taskTerms` key lists. */
-  taskRunOf(key: Buffer): { taskId: string; run: TaskRun } {
-    const [taskId, createdAt, checkpointId, word] = this.spaces.taskTerms.unpack(key) as [string, string, string, string];
-    return { taskId, run: { start: { createdAt, checkpointId }, word } };
+  /**
+   * The runs that start at one position of a task, listed in a `taskTerms`
+   * row, moved to the spelling `spell` gives each word (a re-blinding pass);
+   * words it leaves alone stay.
+   */
+  async respell(key: Buffer, value: Buffer, spell: (word: string) => string | undefined): Promise<void> {
+    const { taskId, start, words } = this.startsOf(key, value);
+    const moved = words.map((word) => spell(word) ?? word);
+    if (moved.every((word, i) => word === words[i])) return;
+    for (const [i, word] of words.entries()) {
+      if (moved[i] === word) continue;
+      const from = this.runKey(word, taskId, start);
+      const run = await this.tx.get(from);
+      this.tx.clear(from);
+      if (run !== undefined) this.tx.set(this.runKey(moved[i]!, taskId, start), Buffer.from(run));
+    }
+    this.tx.set(key, this.codecs.taskTerms.encode(moved.join('\n'), EMPTY));
   }
 
   /** The runs of `word` (as {@link word} makes it), in task order; undefined when there are more than `limit`. */
@@ -147,42 +176,74 @@ export class TermRows {
     });
   }
 
-  /** The words of a task's newest checkpoint, as its open runs are keyed. */
-  async openWords(taskId: string): Promise<string[]> {
+  /** The open runs of a task (the words of its newest checkpoint), each with where it starts. */
+  async openRuns(taskId: string): Promise<Map<string, IndexPosition>> {
     const key = this.spaces.openTerms.pack(taskId);
     const value = await this.tx.get(key);
-    return value === undefined ? [] : decodeWith<string[]>(this.codecs.openTerms, value, EMPTY);
+    const runs = new Map<string, IndexPosition>();
+    if (value === undefined) return runs;
+    // Lines: each start as "@n createdAt checkpointId", then each word as "word n" (`writeOpenRuns`).
+    const lines = decodeWith<string>(this.codecs.openTerms, value, EMPTY).split('\n');
+    const starts = new Map<string, IndexPosition>();
+    for (const line of lines) {
+      const space = line.indexOf(' ');
+      // No open run at all is the empty text.
+      if (space < 0) continue;
+      const head = line.slice(0, space);
+      const tail = line.slice(space + 1);
+      if (head.charCodeAt(0) === AT) starts.set(head.slice(1), { createdAt: tail.slice(0, tail.indexOf(' ')), checkpointId: tail.slice(tail.indexOf(' ') + 1) });
+      else runs.set(head, starts.get(tail)!);
+    }
+    return runs;
   }
 
-  /** Replaces the task's open words. */
-  writeOpenWords(taskId: string, words: Iterable<string>): void {
-    this.tx.set(this.spaces.openTerms.pack(taskId), this.codecs.openTerms.encode([...words], EMPTY));
+  /**
+   * Replaces the task's open runs: one line per distinct start (most of a
+   * task's runs start together), `@n createdAt checkpointId`, then one per
+   * word, `word n`. Words, times and ids hold no space or line break, and a
+   * line of text is several times cheaper to make and read than a
+   * MessagePack map of a hundred entries, on every create.
+   */
+  writeOpenRuns(taskId: string, runs: ReadonlyMap<string, IndexPosition>): void {
+    // Runs that start together share one position object (`openRuns`, `append`): told apart by identity, not by text.
+    const starts = new Map<IndexPosition, number>();
+    let head = '';
+    let body = '';
+    for (const [word, start] of runs) {
+      let at = starts.get(start);
+      if (at === undefined) {
+        at = starts.size;
+        starts.set(start, at);
+        head += `@${at} ${start.createdAt} ${start.checkpointId}\n`;
+      }
+      body += `${word} ${at}\n`;
+    }
+    this.tx.set(this.spaces.openTerms.pack(taskId), this.codecs.openTerms.encode(head + body, EMPTY));
   }
 
-  private startRun(word: string, taskId: string, start: IndexPosition, value: Buffer): void {
-    this.tx.set(this.runKey(word, taskId, start), value);
-    this.tx.set(this.taskRunKey(taskId, start, word), EMPTY);
+  /** The words whose runs start at `start` in the task, as its `taskTerms` row lists them. */
+  private async startsAt(taskId: string, start: IndexPosition): Promise<string[]> {
+    const value = await this.tx.get(this.startsKey(taskId, start));
+    return value === undefined ? [] : this.startsOf(this.startsKey(taskId, start), value).words;
   }
 
-  /** Where `word`'s open run in the task starts: its newest run at or before `at`. */
-  private async openStart(word: string, taskId: string, at: IndexPosition): Promise<IndexPosition> {
-    const { terms } = this.spaces;
-    const { begin } = terms.range(word, taskId);
-    const end = Buffer.concat([this.runKey(word, taskId, at), AFTER]);
-    const [row] = await this.tx.getRange(begin, end, { limit: 1, reverse: true });
-    // An open word always has its run; should it not, a run of the one checkpoint stands in for it.
-    if (row === undefined) return at;
-    const [, , createdAt, checkpointId] = terms.unpack(row.key) as [string, string, string, string];
-    return { createdAt, checkpointId };
+  /** Lists `words` (beside `listed`, already there) as starting runs at `start`. */
+  private listStarts(taskId: string, start: IndexPosition, words: readonly string[], listed: readonly string[]): void {
+    this.tx.set(this.startsKey(taskId, start), this.codecs.taskTerms.encode([...listed, ...words].join('\n'), EMPTY));
   }
 
+  private startsOf(key: Buffer, value: Uint8Array): { taskId: string; start: IndexPosition; words: string[] } {
+    const [taskId, createdAt, checkpointId] = this.spaces.taskTerms.unpack(key) as [string, string, string];
+    const text = decodeWith<string>(this.codecs.taskTerms, value, EMPTY);
+    return { taskId, start: { createdAt, checkpointId }, words: text === '' ? [] : text.split('\n') };
+  }
+
+  private startsKey(taskId: string, start: IndexPosition): Buffer {
+    return this.spaces.taskTerms.pack(taskId, start.createdAt, start.checkpointId);
+  }
 
   private runKey(word: string, taskId: string, start: IndexPosition): Buffer {
     return this.spaces.terms.pack(word, taskId, start.createdAt, start.checkpointId);
-  }
-
-  private taskRunKey(taskId: string, start: IndexPosition, word: string): Buffer {
-    return this.spaces.taskTerms.pack(taskId, start.createdAt, start.checkpointId, word);
   }
 
   private lastValue(last: IndexPosition): Buffer {
@@ -200,11 +261,11 @@ function lastOf(value: string[]): IndexPosition | undefined {
   return value.length === 2 ? { createdAt: value[0]!, checkpointId: value[1]! } : undefined;
 }
 
+/** `@`, which starts a line of a start position in the open runs' text. */
+const AT = 0x40;
+
 /** Run values hold positions and words hold ids or keyed hashes: nothing to bind. */
 const EMPTY = Buffer.alloc(0);
-
-/** Appended to a key: the first key after it. */
-const AFTER = Buffer.from([0x00]);
 
 /** The value of an open run: an empty MessagePack array. */
 const OPEN = Buffer.from([0x90]);

@@ -110,6 +110,6 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
         await t.close();
       }
     }),
-    { numRuns: 40 },
+    { numRuns: 100 },
   );
 }, 300_000);
