@@ -1,0 +1,65 @@
+/**
+ * Two builds of Baton side by side: this checkout's `dist/main.js` and
+ * another's, each on a fresh store, the HTTP benchmark's closed-loop create
+ * (POST at BENCH_CONNECTIONS) run against each in turn, alternating for
+ * BENCH_PAIRED_ROUNDS rounds. On a VM whose speed drifts by a third between
+ * runs a minute apart, only figures taken this way say what a change did.
+ *
+ *   git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/
+ *   (cd /tmp/before && npm run build)
+ *   BENCH_BASELINE=/tmp/before/dist/main.js npm run bench:builds
+ *
+ * Environment: BENCH_BASELINE (required), BENCH_PAIRED_ROUNDS (default 4),
+ * and the HTTP benchmark's BENCH_SECONDS, BENCH_CONNECTIONS. Prints one line
+ * per run (rate, event loop and server CPU per request) and the mean of the
+ * rounds after the first, whose creates are most tasks' first.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
+import { TOKEN } from './lib/http-config.js';
+import { closedLoop, postRequests } from './lib/http-scenarios.js';
+import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
+
+const BASELINE = process.env.BENCH_BASELINE ?? '';
+const ROUNDS = Math.max(2, Number(process.env.BENCH_PAIRED_ROUNDS ?? 4));
+const dirs = new TempDirs('baton-builds');
+
+async function main(): Promise<void> {
+  if (!existsSync(BASELINE)) throw new Error('Set BENCH_BASELINE to the dist/main.js of the build to compare with (see the head of this file).');
+  const env = { BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' };
+  const base = dirs.make('stores');
+  const sides = [
+    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz') },
+    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz') },
+  ];
+  const sums = sides.map(() => ({ rate: 0, loop: 0, cpu: 0 }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, { name, server }] of sides.entries()) {
+      const run = await closedLoop(server, postRequests);
+      console.log(`round ${round} ${name.padEnd(10)} ${run.okPerSec.toFixed(0).padStart(6)}/s  event loop ${run.cpu.eventLoopUsPerReq.toFixed(0)} µs/req  server CPU ${run.cpu.serverUsPerReq.toFixed(0)} µs/req`);
+      if (round === 0) continue;
+      sums[i]!.rate += run.okPerSec;
+      sums[i]!.loop += run.cpu.eventLoopUsPerReq;
+      sums[i]!.cpu += run.cpu.serverUsPerReq;
+    }
+  }
+  const mean = (i: number) => ({ rate: sums[i]!.rate / (ROUNDS - 1), loop: sums[i]!.loop / (ROUNDS - 1), cpu: sums[i]!.cpu / (ROUNDS - 1) });
+  const [now, before] = [mean(0), mean(1)];
+  console.log(
+    `rounds 1-${ROUNDS - 1}: this build ${now.rate.toFixed(0)}/s, baseline ${before.rate.toFixed(0)}/s (${((100 * now.rate) / before.rate).toFixed(1)} %); ` +
+      `event loop ${now.loop.toFixed(0)} vs ${before.loop.toFixed(0)} µs/req; server CPU ${now.cpu.toFixed(0)} vs ${before.cpu.toFixed(0)} µs/req`,
+  );
+  await stopServers();
+}
+
+onInterrupt(async () => {
+  killServers();
+  dirs.removeAll();
+});
+runMain(main, async () => {
+  await stopServers();
+  dirs.removeAll();
+});
