@@ -3,10 +3,10 @@
  * selective filter given), newest first within the time range; the other
  * filters are checked on each record. Full text (`q`) is a filter like the
  * others: the runs of its rarest word are merged (`search-terms.ts`), and a
- * record matches when its own terms hold every word of the query. A page stops when its transaction's read
- * budget is spent (keys, bytes and time, counted by the store), so a rare
- * match cannot make one request unbounded: the cursor then carries on where
- * the scan stopped.
+ * record matches when its own terms hold every word of the query. A page
+ * stops when its transaction's read budget is spent (keys, bytes and time,
+ * counted by the store), so a rare match cannot make one request unbounded:
+ * the cursor then carries on where the scan stopped.
  *
  * @module
  */

@@ -76,7 +76,7 @@ export class TermRows {
     for (const [word, start] of open) {
       if (words.has(word)) next.set(word, start);
       else {
-        this.tx.set(this.runKey(word, taskId, start), this.lastValue(previous!));
+        this.tx.set(await this.openKey(word, taskId, start), this.lastValue(previous!));
         changed = true;
       }
     }
@@ -116,7 +116,7 @@ export class TermRows {
     const open = await this.openRuns(taskId);
     for (const [word, start] of open) {
       if (now.has(word)) continue;
-      this.tx.set(this.runKey(word, taskId, start), this.lastValue(at));
+      this.tx.set(await this.openKey(word, taskId, start), this.lastValue(at));
       open.delete(word);
     }
     for (const word of gained) {
@@ -240,6 +240,17 @@ export class TermRows {
 
   private startsKey(taskId: string, start: IndexPosition): Buffer {
     return this.spaces.taskTerms.pack(taskId, start.createdAt, start.checkpointId);
+  }
+
+  /**
+   * The key of an open run. With encryption on, an open word written plain
+   * (before encryption was turned on) may have had its run moved to the blind
+   * spelling by a re-blinding pass that has not reached the open runs yet.
+   */
+  private async openKey(word: string, taskId: string, start: IndexPosition): Promise<Buffer> {
+    if (this.sealing === undefined || word.startsWith('~')) return this.runKey(word, taskId, start);
+    const blind = this.runKey(this.sealing.blind(word), taskId, start);
+    return (await this.tx.get(blind)) !== undefined ? blind : this.runKey(word, taskId, start);
   }
 
   private runKey(word: string, taskId: string, start: IndexPosition): Buffer {
