@@ -126,12 +126,13 @@ function drivingFilter(query: SearchQuery): [IndexName, string] {
 /**
  * The runs of the word of `words` that has the fewest, undefined when every
  * word has more than {@link MAX_RUNS}. Each word is asked for a few runs
- * first and for more only while none fits, so a rare word beside a common
- * one costs about as many keys as the rare word has runs.
+ * first and for up to {@link MAX_RUNS} only when none fits, so a rare word
+ * beside a common one costs about as many keys as the rare word has runs,
+ * and a common word at most one read of MAX_RUNS keys.
  */
 async function rarestRuns(repo: Repository, words: readonly string[]): Promise<TermRun[] | undefined> {
   const keys = words.map((word) => repo.terms.word(word));
-  for (let limit = FIRST_RUNS; ; limit = Math.min(MAX_RUNS, limit * 8)) {
+  for (let limit = FIRST_RUNS; ; limit = MAX_RUNS) {
     let rarest: TermRun[] | undefined;
     for (const key of keys) {
       const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.length - 1);
@@ -193,7 +194,8 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
       return items.length >= query.limit;
     };
     const runs = plan.words === undefined ? undefined : await rarestRuns(repo, plan.words);
-    const budget = repo.budget();
+    // The probe of the words' runs is bounded by MAX_RUNS a word; the page's own reads get the whole budget after it.
+    const budget = repo.budget(plan.words !== undefined);
     const stop = runs !== undefined ? await mergeRuns(repo, runs, range, start, budget, consider) : await scanIndex(repo, plan, range, start, budget, consider);
     return { items, corrupt, stop };
   });

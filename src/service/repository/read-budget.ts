@@ -27,16 +27,27 @@ export interface ReadLimits {
 export const READ_BUDGET: Readonly<ReadLimits> = { keys: 2_000, bytes: 8_000_000, ms: 1_000 };
 
 export class ReadBudget {
+  /** Keys and bytes read before the budget began, not counted against it. */
+  private readonly before: { keys: number; bytes: number };
+
+  /**
+   * `fromNow`: what the transaction has read so far is not counted (a
+   * search's probe of word runs, itself bounded, before the page's reads).
+   */
   constructor(
     private readonly tx: Transaction,
     private readonly limits: Readonly<ReadLimits> = READ_BUDGET,
-  ) {}
+    fromNow = false,
+  ) {
+    const { keysRead, bytesRead } = fromNow ? tx.stats() : { keysRead: 0, bytesRead: 0 };
+    this.before = { keys: keysRead, bytes: bytesRead };
+  }
 
   /** How many more keys the transaction may read; 0 once its bytes or its time are spent. */
   keysLeft(): number {
     const { keysRead, bytesRead, elapsedMs } = this.tx.stats();
-    if (bytesRead >= this.limits.bytes || elapsedMs >= this.limits.ms) return 0;
-    return Math.max(0, this.limits.keys - keysRead);
+    if (bytesRead - this.before.bytes >= this.limits.bytes || elapsedMs >= this.limits.ms) return 0;
+    return Math.max(0, this.limits.keys - (keysRead - this.before.keys));
   }
 
   /** Whether `keys` more keys fit. */

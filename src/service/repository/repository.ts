@@ -26,7 +26,7 @@ import { LinkRows } from './links.js';
 import { OperationRows } from './operations.js';
 import { OutboxRows } from './outbox.js';
 import { RecordRows } from './protocol-records.js';
-import { ReadBudget } from './read-budget.js';
+import { READ_BUDGET, ReadBudget } from './read-budget.js';
 import { TaskRows } from './tasks.js';
 import { TermRows } from './terms.js';
 
@@ -76,9 +76,9 @@ export class Repository {
     return new WriteBudget(this.tx);
   }
 
-  /** A read budget over this transaction's own counters ({@link READ_BUDGET}). */
-  budget(): ReadBudget {
-    return new ReadBudget(this.tx);
+  /** A read budget over this transaction's own counters ({@link READ_BUDGET}); `fromNow`: what was read before is not counted. */
+  budget(fromNow = false): ReadBudget {
+    return new ReadBudget(this.tx, READ_BUDGET, fromNow);
   }
 }
 
