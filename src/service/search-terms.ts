@@ -115,8 +115,10 @@ class RunReader {
   }
 }
 
+type Top = NonNullable<ReturnType<RunReader['top']>>;
+
 /** Which of two tops is newer: a known checkpoint before an unread bound at the same place. */
-function newer(a: NonNullable<ReturnType<RunReader['top']>>, b: NonNullable<ReturnType<RunReader['top']>>): boolean {
+function newer(a: Top, b: Top): boolean {
   const pa = 'known' in a ? a.known : a.unread;
   const pb = 'known' in b ? b.known : b.unread;
   if (pa === undefined) return pb !== undefined || 'unread' in b;
@@ -141,28 +143,23 @@ export async function mergeRuns(
   consider: (hit: IndexHit) => Promise<boolean>,
 ): Promise<PageStop> {
   const upper = range.to === undefined ? start : tighter(start, { createdAt: range.to, checkpointId: '\uffff', inclusive: true });
-  const readers = runs.map((run) => new RunReader(run, upper, range));
+  const heap = new ReaderHeap(runs.map((run) => new RunReader(run, upper, range)));
   let resume = start;
   let seen: IndexPosition | undefined;
   let full = false;
   for (;;) {
-    let best: RunReader | undefined;
-    let bestTop: NonNullable<ReturnType<RunReader['top']>> | undefined;
-    for (const reader of readers) {
-      const top = reader.top();
-      if (top !== null && (bestTop === undefined || newer(top, bestTop))) {
-        best = reader;
-        bestTop = top;
-      }
-    }
-    if (best === undefined || bestTop === undefined) return { resume, exhausted: true };
-    if ('unread' in bestTop) {
+    const best = heap.peek();
+    if (best === undefined) return { resume, exhausted: true };
+    const top = best.top()!;
+    if ('unread' in top) {
       // Until the page has moved past its start it reads whatever the budget (at most a read per run), so every page makes progress.
       if (resume !== start && !budget.allows(RUN_BATCH + RECORD_KEYS)) return { resume, exhausted: false };
       await best.read(repo, RUN_BATCH);
+      heap.settle();
       continue;
     }
     const position = best.take();
+    heap.settle();
     if (range.from !== undefined && position.createdAt < range.from) continue;
     // Runs of one task may overlap where a checkpoint lost a word and gained it back: each checkpoint once.
     if (seen !== undefined && comparePositions(position, seen) === 0) continue;
@@ -171,6 +168,55 @@ export async function mergeRuns(
     if (!budget.allows(RECORD_KEYS) && resume !== start) return { resume, exhausted: false };
     resume = { ...position, inclusive: false };
     full = await consider({ ...position, taskId: best.run.taskId });
+  }
+}
+
+/**
+ * The readers with something left, the newest top first: a binary heap, so
+ * a merge of a thousand runs costs a few comparisons a step, not a thousand.
+ * Only the top reader changes between steps ({@link settle}).
+ */
+class ReaderHeap {
+  private readonly items: { reader: RunReader; top: Top }[];
+
+  constructor(readers: RunReader[]) {
+    this.items = [];
+    for (const reader of readers) {
+      const top = reader.top();
+      if (top !== null) this.items.push({ reader, top });
+    }
+    for (let i = (this.items.length >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  peek(): RunReader | undefined {
+    return this.items[0]?.reader;
+  }
+
+  /** Puts the top reader back in its place after it read or handed out a checkpoint; drops it when done. */
+  settle(): void {
+    const first = this.items[0];
+    if (first === undefined) return;
+    const top = first.reader.top();
+    if (top === null) {
+      const last = this.items.pop()!;
+      if (this.items.length === 0) return;
+      this.items[0] = last;
+    } else first.top = top;
+    this.down(0);
+  }
+
+  private down(at: number): void {
+    const { items } = this;
+    for (;;) {
+      const left = 2 * at + 1;
+      const right = left + 1;
+      let best = at;
+      if (left < items.length && newer(items[left]!.top, items[best]!.top)) best = left;
+      if (right < items.length && newer(items[right]!.top, items[best]!.top)) best = right;
+      if (best === at) return;
+      [items[at], items[best]] = [items[best]!, items[at]!];
+      at = best;
+    }
   }
 }
 

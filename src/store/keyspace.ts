@@ -136,6 +136,49 @@ export function packStringBetween(prefix: Buffer, value: string, suffix: Buffer)
   return Buffer.concat([prefix, packEscaped(value), suffix]);
 }
 
+/**
+ * The strings of a key made of packed strings only, from `offset` on (after
+ * a subspace's prefix), exactly as fdb-tuple unpacks them; undefined when a
+ * part is not a string. A search reads a thousand such keys at a time, and
+ * this is several times faster than the general unpack; a test holds the two
+ * equal.
+ */
+export function unpackStrings(key: Buffer, offset: number): string[] | undefined {
+  const parts: string[] = [];
+  let at = offset;
+  while (at < key.length) {
+    if (key[at] !== STRING_CODE) return undefined;
+    let end = at + 1;
+    let escaped = false;
+    for (;;) {
+      if (end >= key.length) return undefined;
+      if (key[end] === 0x00) {
+        if (key[end + 1] === 0xff) {
+          escaped = true;
+          end += 2;
+          continue;
+        }
+        break;
+      }
+      end += 1;
+    }
+    const bytes = key.subarray(at + 1, end);
+    parts.push(escaped ? unescapeZeros(bytes) : bytes.toString('utf8'));
+    at = end + 1;
+  }
+  return parts;
+}
+
+function unescapeZeros(bytes: Buffer): string {
+  const out = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    out[length++] = bytes[i]!;
+    if (bytes[i] === 0x00) i += 1;
+  }
+  return out.subarray(0, length).toString('utf8');
+}
+
 function packEscaped(value: string): Buffer {
   const utf8 = Buffer.from(value, 'utf8');
   let zeros = 0;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import * as tuple from 'fdb-tuple';
 import { describe, expect, it } from 'vitest';
-import { packString, packStringBetween, Subspace, type KeyPart } from '../../src/store/keyspace.js';
+import { packString, packStringBetween, Subspace, unpackStrings, type KeyPart } from '../../src/store/keyspace.js';
 
 describe('tuple keys', () => {
   it('packs a string exactly as fdb-tuple does, NUL bytes and all unicode included', () => {
@@ -22,6 +22,19 @@ describe('tuple keys', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  it('unpacks a key of packed strings as fdb-tuple does, and refuses any other part', () => {
+    const prefix = tuple.pack(['baton', 't', 'tr']);
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 5 }), (parts) => {
+        const key = Buffer.concat([prefix, tuple.pack(parts)]);
+        expect(unpackStrings(key, prefix.length)).toEqual(tuple.unpack(key.subarray(prefix.length)));
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(unpackStrings(Buffer.concat([prefix, tuple.pack(['a', 7])]), prefix.length)).toBeUndefined();
+    expect(unpackStrings(Buffer.concat([prefix, Buffer.from([0x02, 0x61])]), prefix.length)).toBeUndefined();
   });
 
   it('packs mixed tuples exactly as fdb-tuple does, and unpacks them back', () => {

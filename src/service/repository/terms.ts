@@ -26,7 +26,7 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
-import type { Subspace } from '../../store/keyspace.js';
+import { unpackStrings, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, type IndexPosition } from './indexes.js';
@@ -171,8 +171,8 @@ export class TermRows {
     const rows = await this.tx.getRange(begin, end, { limit: limit + 1 });
     if (rows.length > limit) return undefined;
     return rows.map((row) => {
-      const [, taskId, createdAt, checkpointId] = terms.unpack(row.key) as [string, string, string, string];
-      return { taskId, start: { createdAt, checkpointId }, last: lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
+      const [, taskId, createdAt, checkpointId] = (unpackStrings(row.key, terms.prefix.length) ?? terms.unpack(row.key)) as [string, string, string, string];
+      return { taskId, start: { createdAt, checkpointId }, last: row.value.length === 1 && row.value[0] === OPEN[0] ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
     });
   }
 
