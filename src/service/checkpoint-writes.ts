@@ -109,13 +109,21 @@ export async function placeNewest(
   return { checkpoint: moved, prepared: prepare(ctx, moved), previous };
 }
 
-/** The task's newest checkpoint as its head names it; a head written before `latestAt` was kept reads its record. */
+/**
+ * The task's newest checkpoint as its head names it. A head written before
+ * `latestAt` was kept reads the record; an unreadable one (reported by
+ * reads, not here) leaves the new checkpoint's time as it is.
+ */
 async function newestOf(repo: Repository, head: TaskHead): Promise<IndexPosition | undefined> {
   if (head.latestId === undefined) return undefined;
   if (head.latestAt !== undefined) return { createdAt: head.latestAt, checkpointId: head.latestId };
-  const raw = await repo.checkpoints.raw(head.taskId, head.latestId).catch(() => undefined);
-  const createdAt = raw === undefined ? undefined : (JSON.parse(raw.c) as Partial<Checkpoint>).createdAt;
-  return typeof createdAt === 'string' ? { createdAt, checkpointId: head.latestId } : undefined;
+  try {
+    const raw = await repo.checkpoints.raw(head.taskId, head.latestId);
+    const createdAt = raw === undefined ? undefined : (JSON.parse(raw.c) as Partial<Checkpoint>).createdAt;
+    return typeof createdAt === 'string' ? { createdAt, checkpointId: head.latestId } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
