@@ -63,16 +63,16 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
   const space = ks[name] as Subspace;
   const range = space.range();
   const rows = await tx.getRange(at.after === undefined ? range.begin : Buffer.concat([at.after, AFTER]), range.end, { limit: ROWS_PER_BATCH });
+  const terms = new TermRows(tx, ks, codecsFor(sealing), sealing);
   for (const row of rows) {
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
     if (name === 'taskTerms') {
-      await new TermRows(tx, ks, codecsFor(sealing), sealing).respell(row.key, row.value, (word) => (plainWord(word) ? sealing.blind(word) : undefined));
+      await terms.respell(row.key, row.value, (word) => (plainWord(word) ? sealing.blind(word) : undefined));
       continue;
     }
     if (name === 'openTerms') {
-      const terms = new TermRows(tx, ks, codecsFor(sealing), sealing);
       const taskId = space.unpack(row.key)[0] as string;
       const open = await terms.openRuns(taskId);
       if ([...open.keys()].some(plainWord)) terms.writeOpenRuns(taskId, new Map([...open].map(([word, start]) => [plainWord(word) ? sealing.blind(word) : word, start])));

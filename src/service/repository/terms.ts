@@ -105,7 +105,7 @@ export class TermRows {
     if (gained.length === 0 && (!newest || [...was].every((word) => now.has(word)))) return;
     const { taskId } = after;
     const at = positionOf(after);
-    const listed = await this.startsAt(taskId, at);
+    const listed = gained.length === 0 ? [] : await this.startsAt(taskId, at);
     if (!newest) {
       // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
       const fresh = gained.filter((word) => !listed.includes(word));
