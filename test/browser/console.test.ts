@@ -11,7 +11,7 @@
  * screenshots of docs/console.md into docs/console/; otherwise they go to
  * the temporary directory, so a test run leaves the checkout as it was.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -60,8 +60,9 @@ describe.runIf(available)('the console in a real browser', () => {
     await page.goto(`${base}${path}`);
   }
 
+  const signerDir = join(tmpdir(), `baton-console-key-${process.pid}`);
+
   beforeAll(async () => {
-    const signerDir = join(tmpdir(), `baton-console-key-${process.pid}`);
     t = await buildTestApp({ app: { signer: loadOrCreateSigner(join(signerDir, 'signing-key.pem')) } });
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     s = await writeScenario(t, base);
@@ -78,6 +79,7 @@ describe.runIf(available)('the console in a real browser', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    rmSync(signerDir, { recursive: true, force: true });
   });
 
   it('asks for a token in the field labelled Token, refuses a wrong one, and keeps it out of every address', async () => {
