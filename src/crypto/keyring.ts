@@ -91,7 +91,8 @@ function nextNonce(): Buffer {
 
 /** The key id a sealed value names, or undefined for a plain one. */
 export function sealedKeyId(bytes: Uint8Array): string | undefined {
-  if (bytes.length === 0 || bytes[0] !== SEALED_MARK) return undefined;
+  // An empty key id is no key: `0xC1 0x00` marks a compressed plain value (`service/repository/compression.ts`).
+  if (bytes.length < 2 || bytes[0] !== SEALED_MARK || bytes[1] === 0) return undefined;
   return Buffer.from(bytes.buffer, bytes.byteOffset + 2, bytes[1]).toString('utf8');
 }
 

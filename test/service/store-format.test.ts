@@ -1,7 +1,8 @@
 /**
  * The store header and the journal's validation: what this version did not
  * write is refused in one sentence, never misread. A tenant's first write
- * leaves the header `{ format: 1, codec: 'msgpack' }`; a store whose header
+ * leaves the header `{ format: 2, codec: 'msgpack' }` (a format-1 header, written
+ * before records were compressed, is raised to 2); a store whose header
  * names a newer format takes no write (503 store_format_unsupported); a
  * journal record that is not a command this version knows stops the queue
  * from opening, naming the record.
@@ -28,11 +29,21 @@ describe('the store header', () => {
     const key = tenantKeyspace('default').meta.pack('format');
     let app = await buildApp({ config, store });
     expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
-    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 1, codec: 'msgpack' });
+    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 2, codec: 'msgpack' });
+    await app.close();
+
+    // An earlier release wrote format 1: this version reads it and raises it before its first write.
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 1, codec: 'msgpack' })));
+    await store.close();
+    store = LmdbStore.open({ path: dir });
+    app = await buildApp({ config, store });
+    expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
+    expect((await app.inject({ method: 'GET', url: '/v1/tasks/t-1/checkpoints', headers })).json()).toMatchObject({ items: [{}, {}] });
+    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 2, codec: 'msgpack' });
     await app.close();
 
     // A newer Baton wrote this store: this version, started again, must not write to it.
-    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 2, codec: 'msgpack' })));
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 3, codec: 'msgpack' })));
     await store.close();
     store = LmdbStore.open({ path: dir });
     app = await buildApp({ config, store });

@@ -12,6 +12,7 @@
  * @module
  */
 import { openPlain } from '../../crypto/keyring.js';
+import { compress, decompress } from './compression.js';
 import { decodeValue, encodeValue, type SPACES, type ValueCodec } from '../../store/keyspace.js';
 import type { Bytes } from '../../store/store.js';
 
@@ -50,6 +51,9 @@ const SEALED: Readonly<Record<ValueSpace, boolean>> = {
   operations: true,
 };
 
+/** The spaces whose values are checkpoint records, compressed before they are sealed (`compression.ts`). */
+const COMPRESSED: ReadonlySet<ValueSpace> = new Set(['checkpoints', 'revisions']);
+
 export type Codecs = Readonly<Record<ValueSpace, ValueCodec>>;
 
 /** The spaces whose values are sealed, for a pass that re-seals them (`reseal.ts`). */
@@ -61,7 +65,13 @@ const PLAIN: ValueCodec = {
   decode: (bytes) => decodeValue(openPlain(bytes)),
 };
 
-const PLAIN_CODECS: Codecs = codecTable(() => PLAIN);
+/** A record as MessagePack, compressed; one written uncompressed (by an earlier release) reads as it is. */
+const PLAIN_RECORD: ValueCodec = {
+  encode: (value) => compress(encodeValue(value)),
+  decode: (bytes) => decodePlain(openPlain(bytes)),
+};
+
+const PLAIN_CODECS: Codecs = codecTable((space) => (COMPRESSED.has(space) ? PLAIN_RECORD : PLAIN));
 const sealedCodecs = new WeakMap<Sealing, Codecs>();
 
 /** The codec of every space for a tenant sealed by `sealing` (plain when absent). */
@@ -73,7 +83,11 @@ export function codecsFor(sealing: Sealing | undefined): Codecs {
       encode: (value, aad) => sealing.seal(encodeValue(value), aad),
       decode: (bytes, aad) => decodeValue(sealing.open(bytes, aad)),
     };
-    codecs = codecTable((space) => (SEALED[space] ? sealed : PLAIN));
+    const sealedRecord: ValueCodec = {
+      encode: (value, aad) => sealing.seal(compress(encodeValue(value)), aad),
+      decode: (bytes, aad) => decodePlain(sealing.open(bytes, aad)),
+    };
+    codecs = codecTable((space) => (COMPRESSED.has(space) ? sealedRecord : SEALED[space] ? sealed : PLAIN));
     sealedCodecs.set(sealing, codecs);
   }
   return codecs;
@@ -81,6 +95,11 @@ export function codecsFor(sealing: Sealing | undefined): Codecs {
 
 function codecTable(pick: (space: ValueSpace) => ValueCodec): Codecs {
   return Object.fromEntries((Object.keys(SEALED) as ValueSpace[]).map((space) => [space, pick(space)])) as Record<ValueSpace, ValueCodec>;
+}
+
+/** A value's MessagePack reading once it is open (plain or unsealed), decompressed when it was compressed. */
+export function decodePlain<T = unknown>(bytes: Buffer): T {
+  return decodeValue<T>(decompress(bytes));
 }
 
 /** The typed reading of `bytes` stored at `key`. */

@@ -22,8 +22,13 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
   return rows.map((row) => space.unpack(row.key)[0] as string);
 }
 
-/** The format this version writes and reads. */
-export const STORE_FORMAT = 1;
+/**
+ * The format this version writes and reads. 2: checkpoint records may be
+ * compressed (`compression.ts`); a format-1 tenant is raised to 2 when this
+ * version first writes to it, so an earlier release stops writing to it
+ * instead of writing beside records it cannot read.
+ */
+export const STORE_FORMAT = 2;
 
 export interface StoreHeader {
   format: number;
@@ -45,7 +50,12 @@ export class HeaderRows {
     const value = await this.tx.get(key);
     if (value !== undefined) {
       const header = MESSAGE_PACK.decode(value, key) as StoreHeader;
-      return header.format > STORE_FORMAT ? undefined : header;
+      if (header.format > STORE_FORMAT) return undefined;
+      if (header.format === STORE_FORMAT) return header;
+      // Every earlier format reads as this one: only what is written next differs.
+      const raised: StoreHeader = { ...header, format: STORE_FORMAT };
+      this.tx.set(key, MESSAGE_PACK.encode(raised, key));
+      return raised;
     }
     const header: StoreHeader = { format: STORE_FORMAT, codec: 'msgpack' };
     this.tx.set(key, MESSAGE_PACK.encode(header, key));

@@ -10,9 +10,9 @@
  * @module
  */
 import { sealedKeyId } from '../../crypto/keyring.js';
-import { decodeValue, readRecordBytes, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
+import { readRecordBytes, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
 import type { Bytes, Transaction } from '../../store/store.js';
-import { codecsFor, SEALED_SPACES, type Sealing } from './codec.js';
+import { codecsFor, decodePlain, SEALED_SPACES, type Sealing } from './codec.js';
 import { IndexRows } from './indexes.js';
 import { TermRows } from './terms.js';
 import { keyspaceOf, type Keyspace } from './keyspace.js';
@@ -108,7 +108,7 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
 
 /** A checkpoint's plain index keys replaced by blind ones; 1 when it was readable. */
 function reindex(tx: Transaction, ks: Keyspace, sealing: Sealing, plain: Buffer): number {
-  const verified = verifyStored(decodeValue<StoredCheckpoint>(plain));
+  const verified = verifyStored(decodePlain<StoredCheckpoint>(plain));
   if (!verified.ok) return 0;
   const checkpoint = verified.doc.checkpoint;
   new IndexRows(tx, ks.index, codecsFor(undefined), undefined).update(checkpoint, undefined);

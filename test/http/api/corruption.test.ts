@@ -4,6 +4,7 @@
  * changed directly through the store, as a disk fault or an intruder would.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import { compress, decompress, isCompressed } from '../../../src/service/repository/compression.js';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
 import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
@@ -32,9 +33,9 @@ async function tamper(cp: Json): Promise<void> {
   await testApp().store.transact(async (tx) => {
     const bytes = await tx.get(valueKey(cp));
     expect(bytes).toBeDefined();
-    const record = decodeValue<{ c: string; h: string }>(bytes!);
+    const record = decodeValue<{ c: string; h: string }>(decompress(Buffer.from(bytes!)));
     expect(record.c).toContain('wrote the parser');
-    tx.set(valueKey(cp), encodeValue({ ...record, c: record.c.replace('wrote the parser', MARKER) }));
+    tx.set(valueKey(cp), compress(encodeValue({ ...record, c: record.c.replace('wrote the parser', MARKER) })));
   });
 }
 
@@ -43,6 +44,16 @@ async function garble(cp: Json): Promise<void> {
   await testApp().store.transact(async (tx) => {
     expect(await tx.get(valueKey(cp))).toBeDefined();
     tx.set(valueKey(cp), Buffer.from([0xc1, 0xc1, 0xff, 0x00, 0x13, 0x37]));
+  });
+}
+
+/** Flips bytes inside the LZ4 block of a compressed record, leaving its head intact. */
+async function crush(cp: Json): Promise<void> {
+  await testApp().store.transact(async (tx) => {
+    const bytes = Buffer.from((await tx.get(valueKey(cp)))!);
+    expect(isCompressed(bytes)).toBe(true);
+    for (let at = 7; at < bytes.length; at += 5) bytes[at] = bytes[at]! ^ 0x5a;
+    tx.set(valueKey(cp), bytes);
   });
 }
 
@@ -64,6 +75,7 @@ function expectCorrupted(res: { statusCode: number; headers: Record<string, unkn
 describe.each([
   ['a changed character in the content', tamper],
   ['bytes that are not MessagePack', garble],
+  ['a damaged compressed block', crush],
 ])('a stored checkpoint corrupted by %s', (_name, corrupt) => {
   let older: Json;
   let newer: Json;
