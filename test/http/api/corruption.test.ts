@@ -47,7 +47,7 @@ async function garble(cp: Json): Promise<void> {
   });
 }
 
-/** Flips bytes inside the LZ4 block of a compressed record, leaving its head intact. */
+/** Flips bytes inside the DEFLATE data of a compressed record, leaving its head intact. */
 async function crush(cp: Json): Promise<void> {
   await testApp().store.transact(async (tx) => {
     const bytes = Buffer.from((await tx.get(valueKey(cp)))!);

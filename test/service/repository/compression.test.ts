@@ -31,21 +31,24 @@ describe('compress and decompress', () => {
     expect(compress(random)).toBe(random);
   });
 
-  it('halve a checkpoint-like text and mark it', () => {
+  it('shrink a checkpoint-like text to less than half and mark it', () => {
     const text = Buffer.from(JSON.stringify(checkpointBody('task-z', { labels: { team: 'storage' } })).repeat(4));
     const packed = compress(text);
     expect(isCompressed(packed)).toBe(true);
     expect(packed.length).toBeLessThan(text.length / 2);
   });
 
-  it('refuse a value that claims more than LZ4 can expand to, and an unknown dictionary', () => {
+  it('refuse a value that claims more than DEFLATE can expand to, a length that does not hold, and an unknown method', () => {
     const packed = compress(Buffer.from('word '.repeat(400)));
     const claim = Buffer.from(packed);
     claim.writeUInt32LE(0x7fff_ffff, 3);
     expect(() => decompress(claim)).toThrow(CompressionError);
+    const short = Buffer.from(packed);
+    short.writeUInt32LE(packed.readUInt32LE(3) - 1, 3);
+    expect(() => decompress(short)).toThrow(CompressionError);
     const unknown = Buffer.from(packed);
     unknown[2] = 9;
-    expect(() => decompress(unknown)).toThrow(/dictionary 9/);
+    expect(() => decompress(unknown)).toThrow(/method 9/);
   });
 });
 
