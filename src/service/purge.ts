@@ -30,8 +30,12 @@ import { runInTask, type TaskWrite } from './task-transaction.js';
 
 /** History entries one batch looks at, at most. */
 const PAGE = 200;
-/** Positions where word runs start that one batch clears once the checkpoints are gone (a position's runs are a few keys; a task's first has one per word). */
-const RUNS_PAGE = 100;
+/**
+ * Positions where runs start that one batch reads once the checkpoints are
+ * gone; it clears them while its write budget lasts (a position's runs are a
+ * few keys; a task's first has one per word).
+ */
+const RUNS_PAGE = 2_000;
 /** What removing one checkpoint writes, about: its clears (record, revisions, id, history, ~100 index keys). */
 const CHECKPOINT_BYTES = 12_000;
 
@@ -117,7 +121,7 @@ async function purgeBatch(write: TaskWrite, taskId: string): Promise<PurgeResult
   }
   if (entries.length === PAGE) return progress(head, { taskId, purged, done: false });
   // Then the task's word runs, which outlive compacted checkpoints, a page at a time.
-  if ((await repo.terms.clearTask(taskId, RUNS_PAGE)) === RUNS_PAGE) return progress(head, { taskId, purged, done: false });
+  if (!(await repo.terms.clearTask(taskId, RUNS_PAGE, (bytes) => budget.allows(bytes))).done) return progress(head, { taskId, purged, done: false });
   // The head keeps its sequence, so checkpoints written after the purge never reuse a history slot.
   delete head.latestId;
   delete head.latestAt;

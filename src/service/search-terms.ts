@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { IndexHit, IndexPosition, ReadBudget, Repository, TermRun } from './repository/repository.js';
+import type { IndexHit, IndexName, IndexPosition, ReadBudget, Repository, TermRun } from './repository/repository.js';
 import { comparePositions } from './repository/repository.js';
 
 /** Where a page starts or stops: entries older than this one, or also this one when `inclusive`. */
@@ -64,10 +64,23 @@ function within(position: IndexPosition, bound: Bound | undefined): boolean {
   return order < 0 || (order === 0 && bound.inclusive);
 }
 
-/** One run's checkpoints within the page, newest first, read as the merge reaches them. */
+/** An index's entries to merge beside the runs: the `label` or `file` entries of checkpoints written before runs. */
+export interface LegacyIndex {
+  name: IndexName;
+  value: string;
+}
+
+/** Older than every position: where a legacy index's "run" starts. */
+const ORIGIN: IndexPosition = { createdAt: '', checkpointId: '' };
+
+/**
+ * One run's checkpoints within the page, newest first, read as the merge
+ * reaches them; or, given `legacy`, one index's entries, as one run across
+ * every task.
+ */
 class RunReader {
   /** Checkpoints of the run known and not yet handed out, newest first. */
-  private known: IndexPosition[] = [];
+  private known: IndexHit[] = [];
   /** Every checkpoint of the run not yet read is within this bound. */
   private bound: Bound | undefined;
   private ended = false;
@@ -76,11 +89,12 @@ class RunReader {
     readonly run: TermRun,
     start: Bound | undefined,
     private readonly range: TimeRange,
+    private readonly legacy?: LegacyIndex,
   ) {
     const { last } = run;
     if (last !== undefined && within(last, start)) {
       // The run's newest checkpoint is named by the run itself: no read for it.
-      this.known = [last];
+      this.known = [{ ...last, taskId: run.taskId }];
       this.bound = { ...last, inclusive: false };
     } else this.bound = start;
   }
@@ -93,21 +107,24 @@ class RunReader {
     return { unread: this.bound };
   }
 
-  take(): IndexPosition {
+  take(): IndexHit {
     return this.known.shift()!;
   }
 
-  /** Reads the next batch of the run's checkpoints from its task's `task` index. */
+  /** Reads the next batch of the run's checkpoints from its task's `task` index (or from the legacy index). */
   async read(repo: Repository, limit: number): Promise<void> {
-    const { run } = this;
+    const { run, legacy } = this;
     const from = this.range.from !== undefined && this.range.from > run.start.createdAt ? this.range.from : run.start.createdAt;
-    const hits = await repo.index.scan('task', run.taskId, { ...scanBound(this.bound), from, limit });
+    const hits =
+      legacy === undefined
+        ? await repo.index.scan('task', run.taskId, { ...scanBound(this.bound), from, limit })
+        : await repo.index.scan(legacy.name, legacy.value, { ...scanBound(this.bound), ...(this.range.from !== undefined ? { from: this.range.from } : {}), limit });
     for (const hit of hits) {
       if (comparePositions(hit, run.start) < 0) {
         this.ended = true;
         break;
       }
-      this.known.push({ createdAt: hit.createdAt, checkpointId: hit.checkpointId });
+      this.known.push({ createdAt: hit.createdAt, checkpointId: hit.checkpointId, taskId: hit.taskId });
     }
     if (hits.length < limit) this.ended = true;
     const oldest = hits[hits.length - 1];
@@ -128,11 +145,12 @@ function newer(a: Top, b: Top): boolean {
 }
 
 /**
- * Hands `consider` every checkpoint of `runs` (one word's), newest first from
- * `start`, within `range`, until it answers that the page is full, none is
- * left, or the read budget is spent. Reads up to the first checkpoint are
- * made whatever the budget, so following the cursor always ends; with a full
- * page it looks for one more checkpoint, so that the last page has no cursor.
+ * Hands `consider` every checkpoint of `runs` (one word's), and of the
+ * `legacy` index's entries when given, newest first from `start`, within
+ * `range`, until it answers that the page is full, none is left, or the
+ * read budget is spent. Reads up to the first checkpoint are made whatever
+ * the budget, so following the cursor always ends; with a full page it
+ * looks for one more checkpoint, so that the last page has no cursor.
  */
 export async function mergeRuns(
   repo: Repository,
@@ -141,9 +159,12 @@ export async function mergeRuns(
   start: Bound | undefined,
   budget: ReadBudget,
   consider: (hit: IndexHit) => Promise<boolean>,
+  legacy?: LegacyIndex,
 ): Promise<PageStop> {
   const upper = range.to === undefined ? start : tighter(start, { createdAt: range.to, checkpointId: '\uffff', inclusive: true });
-  const heap = new ReaderHeap(runs.map((run) => new RunReader(run, upper, range)));
+  const readers = runs.map((run) => new RunReader(run, upper, range));
+  if (legacy !== undefined) readers.push(new RunReader({ taskId: '', start: ORIGIN, last: undefined }, upper, range, legacy));
+  const heap = new ReaderHeap(readers);
   let resume = start;
   let seen: IndexPosition | undefined;
   let full = false;
@@ -166,8 +187,8 @@ export async function mergeRuns(
     seen = position;
     if (full) return { resume, exhausted: false };
     if (!budget.allows(RECORD_KEYS) && resume !== start) return { resume, exhausted: false };
-    resume = { ...position, inclusive: false };
-    full = await consider({ ...position, taskId: best.run.taskId });
+    resume = { createdAt: position.createdAt, checkpointId: position.checkpointId, inclusive: false };
+    full = await consider(position);
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * Search over the secondary indexes. One index drives the scan (the most
  * selective filter given), newest first within the time range; the other
- * filters are checked on each record. Full text (`q`) is a filter like the
- * others: the runs of its rarest word are merged (`search-terms.ts`), and a
- * record matches when its own terms hold every word of the query. A page
+ * filters are checked on each record. Full text (`q`), labels and file paths
+ * are indexed as runs: the runs of the rarest are merged (`search-terms.ts`),
+ * and a record matches when its own words, labels and paths hold every one
+ * of the query. A page
  * stops when its transaction's read budget is spent (keys, bytes and time,
  * counted by the store), so a rare match cannot make one request unbounded:
  * the cursor then carries on where the scan stopped.
@@ -21,6 +22,7 @@ import {
   filePaths,
   indexTerm,
   labelTerm,
+  tagWord,
   type CheckpointDoc,
   type Corruption,
   type IndexHit,
@@ -84,37 +86,58 @@ function termsOfQuery(query: SearchQuery): Terms {
 }
 
 /**
- * How a search reads: one index scanned newest first, the most selective
- * filter given. Full text (`q`) without a taskId, file or label filter reads
- * the runs of its rarest word (`search-terms.ts`); a word too common for
- * that (every word of `q` past {@link MAX_RUNS} runs) leaves the scan to the
- * next filter, down to every checkpoint, with the words checked on each
- * record. Both read newest first, so a cursor of one serves the other.
+ * How a search reads. A taskId scans the task's index. Otherwise the runs
+ * of a label or file path given, then of the words of `q`, are merged
+ * (`search-terms.ts`): the rarest of them drives, and the others are checked
+ * on each record; a label or path merges with it the `label` or `file` index
+ * entries that releases before its runs wrote. When every one is too common
+ * for that (past {@link MAX_RUNS} runs, or open in more than
+ * {@link MAX_OPEN_RUNS} tasks), or none is given, one index is scanned:
+ * the next filter's, down to every checkpoint, with the rest checked on
+ * each record. All read newest first, so a cursor of one serves the other.
  */
-type Plan = { name: IndexName; value: string; words: readonly string[] | undefined; scope: string };
+type Plan = {
+  /** The index scanned when no runs drive. */
+  name: IndexName;
+  value: string;
+  /** Labels and file paths given, as run words, each with the index its older entries are in. */
+  tags: readonly Tag[];
+  /** The words of `q`, when they may drive. */
+  words: readonly string[] | undefined;
+  scope: string;
+};
+
+type Tag = { word: string; legacy: { name: IndexName; value: string } };
 
 function planOf(query: SearchQuery, terms: Terms): Plan {
   const [name, raw] = drivingFilter(query);
-  const value = indexTerm(raw);
-  const words = terms !== undefined && !INDEXED_FIRST.has(name) ? terms : undefined;
+  const byTask = name === 'task';
+  const tags: Tag[] = [];
+  if (!byTask && query.file !== undefined) tags.push({ word: tagWord('file', query.file), legacy: { name: 'file', value: indexTerm(query.file) } });
+  if (!byTask) {
+    for (const [key, value] of Object.entries(query.labels ?? {})) {
+      const term = labelTerm(key, value);
+      tags.push({ word: tagWord('label', term), legacy: { name: 'label', value: indexTerm(term) } });
+    }
+  }
+  const words = terms !== undefined && !byTask ? terms : undefined;
+  const [scanName, scanValue] = tags.length > 0 ? scanFilter(query) : [name, raw];
   // Words hold no space, so the joined scope names exactly these words.
-  const scope = `${words === undefined ? '' : `term=${indexTerm(words.join(' '))}&`}${name}=${value}`;
-  return { name, value, words, scope };
+  const scope = `${words === undefined ? '' : `term=${indexTerm(words.join(' '))}&`}${name}=${indexTerm(raw)}`;
+  return { name: scanName, value: indexTerm(scanValue), tags, words, scope };
 }
 
-/** Filters that drive the scan before the words of `q` do. */
-const INDEXED_FIRST: ReadonlySet<IndexName> = new Set(['task', 'file', 'label']);
-
-/**
- * The filter that usually matches fewest checkpoints, full text aside:
- * `q`, when given and not preceded by a taskId, file or label, is tried
- * first on its runs and falls back to this scan.
- */
+/** The filter that usually matches fewest checkpoints: the one the cursor's scope names. */
 function drivingFilter(query: SearchQuery): [IndexName, string] {
   if (query.taskId !== undefined) return ['task', query.taskId];
   if (query.file !== undefined) return ['file', query.file];
   const label = Object.entries(query.labels ?? {})[0];
-  if (label !== undefined) return ['label', `${label[0]}=${label[1]}`];
+  if (label !== undefined) return ['label', labelTerm(label[0], label[1])];
+  return scanFilter(query);
+}
+
+/** The index scanned when no runs drive. */
+function scanFilter(query: SearchQuery): [IndexName, string] {
   if (query.agentId !== undefined) return ['agent', query.agentId];
   if (query.finalStatus !== undefined) return ['finalStatus', query.finalStatus];
   if (query.agentType !== undefined) return ['agentType', query.agentType];
@@ -123,22 +146,39 @@ function drivingFilter(query: SearchQuery): [IndexName, string] {
   return ['all', ''];
 }
 
+/** The runs that drive a page, and the index of older entries merged with them. */
+type Driver = { runs: TermRun[]; legacy: { name: IndexName; value: string } | undefined };
+
+/** Labels and paths first (they also find what was written before runs), then the words of `q`. */
+async function driverOf(repo: Repository, plan: Plan): Promise<Driver | undefined> {
+  if (plan.tags.length > 0) {
+    const rarest = await rarestRuns(
+      repo,
+      plan.tags.map((tag) => tag.word),
+    );
+    if (rarest !== undefined) return { runs: rarest.runs, legacy: plan.tags[rarest.at]!.legacy };
+  }
+  if (plan.words === undefined) return undefined;
+  const rarest = await rarestRuns(repo, plan.words);
+  return rarest === undefined ? undefined : { runs: rarest.runs, legacy: undefined };
+}
+
 /**
- * The runs of the word of `words` that has the fewest, undefined when every
- * word has more than {@link MAX_RUNS}. Each word is asked for a few runs
- * first and for up to {@link MAX_RUNS} only when none fits, so a rare word
- * beside a common one costs about as many keys as the rare word has runs,
- * and a common word at most one read of MAX_RUNS keys.
+ * The runs of the word of `words` that has the fewest, and which word that
+ * is; undefined when every word has more than {@link MAX_RUNS}. Each word is
+ * asked for a few runs first and for up to {@link MAX_RUNS} only when none
+ * fits, so a rare word beside a common one costs about as many keys as the
+ * rare word has runs, and a common word at most one read of MAX_RUNS keys.
  */
-async function rarestRuns(repo: Repository, words: readonly string[]): Promise<TermRun[] | undefined> {
+async function rarestRuns(repo: Repository, words: readonly string[]): Promise<{ runs: TermRun[]; at: number } | undefined> {
   const keys = words.map((word) => repo.terms.word(word));
   for (let limit = FIRST_RUNS; ; limit = MAX_RUNS) {
-    let rarest: TermRun[] | undefined;
-    for (const key of keys) {
-      const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.length - 1);
+    let rarest: { runs: TermRun[]; at: number } | undefined;
+    for (const [at, key] of keys.entries()) {
+      const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.runs.length - 1);
       // Each open run costs a read before the page can start: a word open in many tasks is common.
-      if (runs !== undefined && runs.filter((run) => run.last === undefined).length <= MAX_OPEN_RUNS) rarest = runs;
-      if (rarest?.length === 0) return rarest;
+      if (runs !== undefined && runs.filter((run) => run.last === undefined).length <= MAX_OPEN_RUNS) rarest = { runs, at };
+      if (rarest?.runs.length === 0) return rarest;
     }
     if (rarest !== undefined || limit === MAX_RUNS) return rarest;
   }
@@ -193,10 +233,12 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
       }
       return items.length >= query.limit;
     };
-    const runs = plan.words === undefined ? undefined : await rarestRuns(repo, plan.words);
-    // The probe of the words' runs is bounded by MAX_RUNS a word; the page's own reads get the whole budget after it.
-    const budget = repo.budget(plan.words !== undefined);
-    const stop = runs !== undefined ? await mergeRuns(repo, runs, range, start, budget, consider) : await scanIndex(repo, plan, range, start, budget, consider);
+    const probes = plan.tags.length > 0 || plan.words !== undefined;
+    const driver = probes ? await driverOf(repo, plan) : undefined;
+    // The probe of the runs is bounded by MAX_RUNS a word; the page's own reads get the whole budget after it.
+    const budget = repo.budget(probes);
+    const stop =
+      driver !== undefined ? await mergeRuns(repo, driver.runs, range, start, budget, consider, driver.legacy) : await scanIndex(repo, plan, range, start, budget, consider);
     return { items, corrupt, stop };
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);

@@ -18,6 +18,7 @@ import { expect } from 'vitest';
 import { chainHash, type AuditEntry } from '../../src/domain/audit.js';
 import type { Checkpoint } from '../../src/domain/checkpoint.js';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../src/store/keyspace.js';
+import { decompress } from '../../src/service/repository/compression.js';
 import { TOKENS, checkpointBody, type TestApp } from '../support/app.js';
 
 
@@ -121,7 +122,7 @@ async function read<T>(t: TestApp, key: Buffer | Uint8Array): Promise<T> {
   await t.store.transact(async (tx) => {
     const bytes = await tx.get(key as Buffer);
     expect(bytes).toBeDefined();
-    value = decodeValue<T>(bytes!);
+    value = decodeValue<T>(decompress(Buffer.from(bytes!)));
   });
   return value!;
 }

@@ -4,8 +4,9 @@
  * entries that no longer hold, and a newest-first scan for search. An entry is `(name, value, createdAt, id)` →
  * taskId, so a scan newest-first needs no second lookup to find the record.
  * A write may touch a dozen entries, so `update` packs each key from parts
- * made once per name and once per checkpoint. Full text is indexed apart, as
- * runs (`terms.ts`).
+ * made once per name and once per checkpoint. Full text, labels and file
+ * paths are indexed apart, as runs (`terms.ts`); the `label` and `file`
+ * entries of checkpoints written before that are still read and cleared.
  *
  * @module
  */
@@ -29,9 +30,16 @@ export function indexTerm(value: string): string {
   return Buffer.byteLength(value) <= MAX_TERM_BYTES ? value : `sha256:${sha256Hex(value)}`;
 }
 
-/** The `(name, value)` pairs a checkpoint is indexed under, values in their index form. */
-export function indexEntries(checkpoint: Checkpoint): [IndexName, string][] {
-  return rawEntries(checkpoint).map(([name, value]) => [name, indexTerm(value)]);
+/**
+ * The `(name, value)` pairs a checkpoint is indexed under, values in their
+ * index form. Labels and file paths are indexed as runs (`terms.ts`, {@link tagsOf});
+ * `legacy` adds the `label` and `file` entries that releases before that
+ * wrote, for what clears a checkpoint's entries.
+ */
+export function indexEntries(checkpoint: Checkpoint, legacy = false): [IndexName, string][] {
+  const entries = rawEntries(checkpoint);
+  if (legacy) entries.push(...legacyEntries(checkpoint));
+  return entries.map(([name, value]) => [name, indexTerm(value)]);
 }
 
 function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
@@ -44,9 +52,32 @@ function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
   if (checkpoint.agentType) entries.push(['agentType', checkpoint.agentType]);
   if (checkpoint.executionState.phase) entries.push(['phase', checkpoint.executionState.phase]);
   if (checkpoint.finalStatus) entries.push(['finalStatus', checkpoint.finalStatus]);
+  return entries;
+}
+
+function legacyEntries(checkpoint: Checkpoint): [IndexName, string][] {
+  const entries: [IndexName, string][] = [];
   for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
   for (const path of filePaths(checkpoint)) entries.push(['file', path]);
   return entries;
+}
+
+/** The filters indexed as runs, beside the words of `q`: a label, a file path. */
+export type TagName = 'label' | 'file';
+
+/**
+ * The run word of a label (`NAME=VALUE`) or file path: the index form behind
+ * `label:` or `file:`, which no word of text holds (words are letters and
+ * digits), with `%`, space and line break written as `%25`, `%20` and `%0A`,
+ * as the run lists (`terms.ts`) keep words on lines, apart from a number.
+ */
+export function tagWord(name: TagName, value: string): string {
+  return `${name}:${indexTerm(value).replace(/[% \n]/g, (c) => (c === '%' ? '%25' : c === ' ' ? '%20' : '%0A'))}`;
+}
+
+/** A checkpoint's labels and file paths as run words. */
+export function tagsOf(checkpoint: Checkpoint): string[] {
+  return legacyEntries(checkpoint).map(([name, value]) => tagWord(name as TagName, value));
 }
 
 export function labelTerm(key: string, value: string | number | boolean): string {
@@ -113,26 +144,48 @@ export class IndexRows {
     }
     if (after === undefined || after.id !== before.id || after.createdAt !== before.createdAt) {
       const suffix = entrySuffix(before);
-      for (const [name, value] of indexEntries(before)) this.tx.clearBlind(this.key(name, value, suffix));
+      for (const [name, value] of indexEntries(before, true)) this.tx.clearBlind(this.key(name, value, suffix));
       if (after !== undefined) this.insert(after);
       return;
     }
-    // A change keeps the id and the creation time, so entries differ by (name, value) alone.
-    const old = new Map(indexEntries(before).map((entry) => [entryId(entry), entry]));
-    const next = new Map(indexEntries(after).map((entry) => [entryId(entry), entry]));
+    // A change keeps the id and the creation time, so entries differ by (name, value) alone. A label or
+    // path it drops may have an entry an earlier release wrote: cleared; one it gains is a run (`terms.ts`).
+    const old = new Map(indexEntries(before, true).map((entry) => [entryId(entry), entry]));
+    const next = new Map(indexEntries(after, true).map((entry) => [entryId(entry), entry]));
     const suffix = entrySuffix(after);
     for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clearBlind(this.key(name, value, suffix));
     let taskId: Buffer | undefined;
     for (const [id, [name, value]] of next) {
-      if (!old.has(id)) this.tx.setBlind(this.key(name, value, suffix), (taskId ??= this.codecs.index.encode(after.taskId, EMPTY)));
+      if (old.has(id) || name === 'label' || name === 'file') continue;
+      this.tx.setBlind(this.key(name, value, suffix), (taskId ??= this.codecs.index.encode(after.taskId, EMPTY)));
     }
   }
 
   /** Writes every entry of a new checkpoint: nothing to compare against, nothing to clear. */
-  private insert(checkpoint: Checkpoint): void {
+  private insert(checkpoint: Checkpoint, entries = indexEntries(checkpoint)): void {
     const suffix = entrySuffix(checkpoint);
     const taskId = this.codecs.index.encode(checkpoint.taskId, EMPTY);
-    for (const [name, value] of indexEntries(checkpoint)) this.tx.setBlind(this.key(name, value, suffix), taskId);
+    for (const [name, value] of entries) this.tx.setBlind(this.key(name, value, suffix), taskId);
+  }
+
+  /**
+   * Moves a checkpoint's entries to `to` (the same tenant, blinded; a
+   * re-blinding pass): its current entries, and the `label` and `file`
+   * entries an earlier release wrote, where they exist, so a checkpoint
+   * found by them before is found after.
+   */
+  async moveTo(to: IndexRows, checkpoint: Checkpoint): Promise<void> {
+    const suffix = entrySuffix(checkpoint);
+    const kept: [IndexName, string][] = [];
+    for (const entry of indexEntries(checkpoint, true)) {
+      const key = this.key(entry[0], entry[1], suffix);
+      if (entry[0] === 'label' || entry[0] === 'file') {
+        if ((await this.tx.get(key)) === undefined) continue;
+      }
+      kept.push(entry);
+      this.tx.clearBlind(key);
+    }
+    to.insert(checkpoint, kept);
   }
 
   /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once. */

@@ -98,7 +98,7 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     const plain = sealing.open(whole, base);
     await writeRecordBytes(tx, space, recordParts, sealing.seal(plain, base));
     out.resealed += 1;
-    if (name === 'checkpoints' && keyOfValue === undefined) out.reindexed += reindex(tx, ks, sealing, plain);
+    if (name === 'checkpoints' && keyOfValue === undefined) out.reindexed += await reindex(tx, ks, sealing, plain);
     // A split record's later chunks were just rewritten: resume after all of them.
     if (chunk === 1) out.next = { space: at.space, after: Buffer.concat([base, FF]) };
   }
@@ -107,11 +107,10 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
 }
 
 /** A checkpoint's plain index keys replaced by blind ones; 1 when it was readable. */
-function reindex(tx: Transaction, ks: Keyspace, sealing: Sealing, plain: Buffer): number {
+async function reindex(tx: Transaction, ks: Keyspace, sealing: Sealing, plain: Buffer): Promise<number> {
   const verified = verifyStored(decodePlain<StoredCheckpoint>(plain));
   if (!verified.ok) return 0;
   const checkpoint = verified.doc.checkpoint;
-  new IndexRows(tx, ks.index, codecsFor(undefined), undefined).update(checkpoint, undefined);
-  new IndexRows(tx, ks.index, codecsFor(sealing), sealing).update(undefined, checkpoint);
+  await new IndexRows(tx, ks.index, codecsFor(undefined), undefined).moveTo(new IndexRows(tx, ks.index, codecsFor(sealing), sealing), checkpoint);
   return 1;
 }

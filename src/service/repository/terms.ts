@@ -22,6 +22,10 @@
  * → the words whose runs start there, so a purge and a re-blinding pass find
  * a task's runs without reading the records.
  *
+ * Labels and file paths repeat along a task as words do, and are indexed the
+ * same way, as the words `label:NAME=VALUE` and `file:PATH` (`tagWord` in
+ * `indexes.ts`), which no word of text can be.
+ *
  * @module
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
@@ -29,7 +33,7 @@ import { termsOf } from '../../domain/terms.js';
 import { unpackStrings, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
-import { indexTerm, type IndexPosition } from './indexes.js';
+import { indexTerm, tagsOf, type IndexPosition } from './indexes.js';
 
 /** One run of a word in one task: `last` undefined while it is open. */
 export interface TermRun {
@@ -48,14 +52,19 @@ export class TermRows {
     private readonly sealing: Sealing | undefined,
   ) {}
 
-  /** A checkpoint's words as the index keys hold them: in index form, blinded when encryption is on. */
+  /**
+   * A checkpoint's words as the index keys hold them, in index form and
+   * blinded when encryption is on: the words of its text, and its labels and
+   * file paths as `label:` and `file:` words (`tagWord`).
+   */
   wordsOf(checkpoint: Checkpoint): Set<string> {
     const words = new Set<string>();
     for (const term of termsOf(checkpoint)) words.add(this.word(term));
+    for (const tag of tagsOf(checkpoint)) words.add(this.word(tag));
     return words;
   }
 
-  /** A query word as the index keys hold it. */
+  /** A query word, or a label or path as `tagWord` spells it, as the index keys hold it. */
   word(term: string): string {
     const form = indexTerm(term);
     return this.sealing === undefined ? form : this.sealing.blind(form);
@@ -96,53 +105,72 @@ export class TermRows {
    * A checkpoint's words changed (an update keeps its place). A gained word
    * starts a run of its own there (open when the checkpoint is the task's
    * newest); a lost word's run is left to cover it, except that the newest
-   * checkpoint's words are the open ones, so there it ends.
+   * checkpoint's words are the open ones, so there it ends. A lost word's run
+   * that covers this checkpoint alone goes, with its line in the task list:
+   * a checkpoint changed a thousand times (a label stepped on each change)
+   * leaves only the runs of what it holds.
    */
   async change(before: Checkpoint, after: Checkpoint, newest: boolean): Promise<void> {
     const was = this.wordsOf(before);
     const now = this.wordsOf(after);
     const gained = [...now].filter((word) => !was.has(word));
-    if (gained.length === 0 && (!newest || [...was].every((word) => now.has(word)))) return;
+    const lost = [...was].filter((word) => !now.has(word));
+    if (gained.length === 0 && lost.length === 0) return;
     const { taskId } = after;
     const at = positionOf(after);
-    const listed = gained.length === 0 ? [] : await this.startsAt(taskId, at);
+    const listed = await this.startsAt(taskId, at);
+    const starting = new Set(listed);
+    const dropped = new Set<string>();
+    for (const word of lost) {
+      if (!starting.has(word)) continue;
+      const key = this.runKey(word, taskId, at);
+      const run = await this.tx.get(key);
+      if (run === undefined) continue;
+      const last = isOpen(run) ? (newest ? at : undefined) : lastOf(decodeWith<string[]>(this.codecs.terms, run, EMPTY));
+      if (last === undefined || comparePositions(last, at) !== 0) continue;
+      this.tx.clear(key);
+      dropped.add(word);
+    }
+    // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
+    const fresh = gained.filter((word) => !starting.has(word));
     if (!newest) {
-      // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
-      const fresh = gained.filter((word) => !listed.includes(word));
       for (const word of fresh) this.tx.set(this.runKey(word, taskId, at), this.lastValue(at));
-      if (fresh.length > 0) this.listStarts(taskId, at, fresh, listed);
-      return;
+    } else {
+      const open = await this.openRuns(taskId);
+      for (const [word, start] of open) {
+        if (now.has(word)) continue;
+        if (!dropped.has(word)) this.tx.set(await this.openKey(word, taskId, start), this.lastValue(at));
+        open.delete(word);
+      }
+      for (const word of gained) {
+        this.tx.set(this.runKey(word, taskId, at), OPEN);
+        open.set(word, at);
+      }
+      this.writeOpenRuns(taskId, open);
     }
-    const open = await this.openRuns(taskId);
-    for (const [word, start] of open) {
-      if (now.has(word)) continue;
-      this.tx.set(await this.openKey(word, taskId, start), this.lastValue(at));
-      open.delete(word);
-    }
-    for (const word of gained) {
-      this.tx.set(this.runKey(word, taskId, at), OPEN);
-      open.set(word, at);
-    }
-    const fresh = gained.filter((word) => !listed.includes(word));
-    if (fresh.length > 0) this.listStarts(taskId, at, fresh, listed);
-    this.writeOpenRuns(taskId, open);
+    if (fresh.length > 0 || dropped.size > 0) this.listStarts(taskId, at, fresh, listed.filter((word) => !dropped.has(word)));
   }
 
   /**
    * Some of a task's runs removed (a purge, page by page): the runs of up to
-   * `limit` of the positions where runs start; the task's open runs go with
-   * the last. Returns how many positions were cleared.
+   * `limit` of the positions where runs start, while `allows` says another
+   * position's clears fit the transaction (the first is always cleared); the
+   * task's open runs go with the last. `done` once none is left.
    */
-  async clearTask(taskId: string, limit: number): Promise<number> {
+  async clearTask(taskId: string, limit: number, allows: (bytes: number) => boolean = () => true): Promise<{ cleared: number; done: boolean }> {
     const { begin, end } = this.spaces.taskTerms.range(taskId);
     const rows = await this.tx.getRange(begin, end, { limit });
+    let cleared = 0;
     for (const row of rows) {
       const { start, words } = this.startsOf(row.key, row.value);
+      // A clear costs about twice its key (FoundationDB's count): the row's and each run's.
+      if (cleared > 0 && !allows(2 * row.key.length * (words.length + 1))) return { cleared, done: false };
       for (const word of words) this.tx.clear(this.runKey(word, taskId, start));
       this.tx.clear(row.key);
+      cleared += 1;
     }
     if (rows.length < limit) this.tx.clear(this.spaces.openTerms.pack(taskId));
-    return rows.length;
+    return { cleared, done: rows.length < limit };
   }
 
   /**
@@ -172,7 +200,7 @@ export class TermRows {
     if (rows.length > limit) return undefined;
     return rows.map((row) => {
       const [, taskId, createdAt, checkpointId] = (unpackStrings(row.key, terms.prefix.length) ?? terms.unpack(row.key)) as [string, string, string, string];
-      return { taskId, start: { createdAt, checkpointId }, last: row.value.length === 1 && row.value[0] === OPEN[0] ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
+      return { taskId, start: { createdAt, checkpointId }, last: isOpen(row.value) ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
     });
   }
 
@@ -227,9 +255,11 @@ export class TermRows {
     return value === undefined ? [] : this.startsOf(this.startsKey(taskId, start), value).words;
   }
 
-  /** Lists `words` (beside `listed`, already there) as starting runs at `start`. */
+  /** Lists `words` (beside `listed`, already there) as starting runs at `start`; no word left clears the row. */
   private listStarts(taskId: string, start: IndexPosition, words: readonly string[], listed: readonly string[]): void {
-    this.tx.set(this.startsKey(taskId, start), this.codecs.taskTerms.encode([...listed, ...words].join('\n'), EMPTY));
+    const key = this.startsKey(taskId, start);
+    if (words.length === 0 && listed.length === 0) this.tx.clear(key);
+    else this.tx.set(key, this.codecs.taskTerms.encode([...listed, ...words].join('\n'), EMPTY));
   }
 
   private startsOf(key: Buffer, value: Uint8Array): { taskId: string; start: IndexPosition; words: string[] } {
@@ -266,6 +296,10 @@ export class TermRows {
 export function comparePositions(a: IndexPosition, b: IndexPosition): number {
   if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
   return a.checkpointId < b.checkpointId ? -1 : a.checkpointId > b.checkpointId ? 1 : 0;
+}
+
+function isOpen(run: Uint8Array): boolean {
+  return run.length === 1 && run[0] === OPEN[0];
 }
 
 function lastOf(value: string[]): IndexPosition | undefined {

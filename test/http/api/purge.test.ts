@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
+import { decompress } from '../../../src/service/repository/compression.js';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
 
 type Json = Record<string, unknown>;
@@ -122,7 +123,7 @@ it('refuses to purge a task with a checkpoint it cannot parse (409 checkpoint_co
     const cp = (await t.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('t-broken') })).json() as Json;
     const key = tenantKeyspace('default').checkpoints.pack('t-broken', String(cp.id), 0);
     await t.store.transact(async (tx) => {
-      const record = decodeValue<{ c: string; h: string }>((await tx.get(key))!);
+      const record = decodeValue<{ c: string; h: string }>(decompress(Buffer.from((await tx.get(key))!)));
       tx.set(key, encodeValue({ ...record, c: '{"compliance":{"legalHold":tr' }));
     });
     const res = await t.app.inject({ method: 'DELETE', url: '/v1/tasks/t-broken', headers: auth('admin') });

@@ -5,6 +5,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
+import { decompress } from '../../../src/service/repository/compression.js';
 import { auth, checkpointBody, useTestApp, type Who } from '../../support/app.js';
 import { expectProblem, type Json } from '../../support/problems.js';
 import { SEEDS } from '../../service/fixtures/seeds.js';
@@ -104,7 +105,7 @@ describe('GET /v1/checkpoints/:id/resume-prompt', () => {
     expect((await prompt(cp.id, '', {}, 'auditor')).statusCode).toBe(200);
     const key = tenantKeyspace('default').checkpoints.pack(String(cp.taskId), String(cp.id), 0);
     await testApp().store.transact(async (tx) => {
-      const record = decodeValue<{ c: string; h: string }>((await tx.get(key))!);
+      const record = decodeValue<{ c: string; h: string }>(decompress(Buffer.from((await tx.get(key))!)));
       tx.set(key, encodeValue({ ...record, c: record.c.replace('wrote the parser', 'TAMPERED') }));
     });
     const res = await prompt(cp.id);

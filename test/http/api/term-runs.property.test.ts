@@ -1,11 +1,12 @@
 /**
- * Full-text runs (`src/service/repository/terms.ts`) against a model, over
- * the API: random programs of creates, PATCHes that change a checkpoint's
- * words (the newest or an older one), compactions and purges on two tasks.
- * After each program, a search for every word, followed page by page,
- * returns exactly the live checkpoints whose current text holds it, newest
- * first, each once; and a task whose last step was a purge has no run, no
- * task list entry and no open words left in the store.
+ * Runs of words, labels and file paths (`src/service/repository/terms.ts`)
+ * against a model, over the API: random programs of creates, PATCHes that
+ * change a checkpoint's words, label and path (the newest or an older one),
+ * compactions and purges on two tasks. After each program, a search for
+ * every word, label and path (and a path with a word), followed page by
+ * page, returns exactly the live checkpoints that hold it now, newest first,
+ * each once; and a task whose last step was a purge has no run, no task
+ * list entry and no open words left in the store.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -13,17 +14,22 @@ import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/app.js';
 
 const WORDS = ['kestrel', 'osprey', 'wren', 'lark', 'heron'];
+const TEAMS = ['core', 'web', 'storage ops'];
+// A space, a per cent sign and a line break are escaped in run words: each must still be found as itself.
+const PATHS = ['src/a.ts', 'src/a b.ts', 'docs/100%.md', 'line\nbreak.txt'];
 
 type Step =
-  | { op: 'create'; task: number; words: string[] }
-  | { op: 'update'; pick: number; words: string[] }
+  | { op: 'create'; task: number; words: string[]; team: string | undefined; path: string | undefined }
+  | { op: 'update'; pick: number; words: string[]; team: string | undefined; path: string | undefined }
   | { op: 'compact'; task: number; keepLast: number }
   | { op: 'purge'; task: number };
 
 const words = fc.subarray(WORDS);
+const team = fc.option(fc.constantFrom(...TEAMS), { nil: undefined });
+const path = fc.option(fc.constantFrom(...PATHS), { nil: undefined });
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('create' as const), task: fc.nat(1), words }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('update' as const), pick: fc.nat(), words }) },
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('create' as const), task: fc.nat(1), words, team, path }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('update' as const), pick: fc.nat(), words, team, path }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('compact' as const), task: fc.nat(1), keepLast: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('purge' as const), task: fc.nat(1) }) },
 );
@@ -34,11 +40,11 @@ async function send(t: TestApp, method: 'POST' | 'PATCH' | 'DELETE' | 'GET', url
   return t.app.inject({ method, url, headers: { ...auth('admin'), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
 }
 
-async function search(t: TestApp, word: string): Promise<string[]> {
+async function search(t: TestApp, query: string): Promise<string[]> {
   const found: string[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 200; pages++) {
-    const res = await send(t, 'GET', `/v1/checkpoints?q=${word}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+    const res = await send(t, 'GET', `/v1/checkpoints?${query}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
     expect(res.statusCode, res.body).toBe(200);
     const page = res.json() as { items: { id: string }[]; nextCursor?: string };
     found.push(...page.items.map((item) => item.id));
@@ -53,23 +59,35 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 16 }), async (steps) => {
       const t = await buildTestApp();
       try {
-        const model: { id: string; task: number; words: string[]; version: number }[] = [];
+        const model: { id: string; task: number; words: string[]; team: string | undefined; path: string | undefined; version: number }[] = [];
         const lastOp = new Map<number, Step['op']>();
         for (const s of steps) {
           if (s.op === 'create') {
-            const body = checkpointBody(`task-${s.task}`, { executionState: { phase: 'implementing', completedItems: [text(s.words)] }, contextSummary: {} });
+            const body = checkpointBody(`task-${s.task}`, {
+              executionState: { phase: 'implementing', completedItems: [text(s.words)] },
+              contextSummary: {},
+              labels: s.team === undefined ? {} : { team: s.team },
+              metrics: { filesModified: s.path === undefined ? [] : [s.path] },
+            });
             const res = await send(t, 'POST', '/v1/checkpoints', body);
             expect(res.statusCode, res.body).toBe(201);
-            model.push({ id: (res.json() as { id: string }).id, task: s.task, words: s.words, version: 1 });
+            model.push({ id: (res.json() as { id: string }).id, task: s.task, words: s.words, team: s.team, path: s.path, version: 1 });
             lastOp.set(s.task, 'create');
           } else if (s.op === 'update') {
             if (model.length === 0) continue;
             const entry = model[s.pick % model.length]!;
-            const res = await send(t, 'PATCH', `/v1/checkpoints/${entry.id}`, { executionState: { completedItems: [text(s.words)] } }, { 'if-match': `"${entry.version}"` });
+            const patch = {
+              executionState: { completedItems: [text(s.words)] },
+              labels: { team: s.team ?? null },
+              metrics: { filesModified: s.path === undefined ? [] : [s.path] },
+            };
+            const res = await send(t, 'PATCH', `/v1/checkpoints/${entry.id}`, patch, { 'if-match': `"${entry.version}"` });
             // Compacted (410) or purged (404) checkpoints are not changed.
             if (res.statusCode === 410 || res.statusCode === 404) continue;
             expect(res.statusCode, res.body).toBe(200);
             entry.words = s.words;
+            entry.team = s.team;
+            entry.path = s.path;
             entry.version += 1;
           } else if (s.op === 'compact') {
             const res = await send(t, 'POST', `/v1/tasks/task-${s.task}/compact`, { keepLast: s.keepLast });
@@ -81,18 +99,20 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           }
         }
         // Which checkpoints are live, and when each was created, as the service says.
-        const live: { id: string; words: string[]; createdAt: string }[] = [];
+        const live: { id: string; words: string[]; team: string | undefined; path: string | undefined; createdAt: string }[] = [];
         for (const entry of model) {
           const res = await send(t, 'GET', `/v1/checkpoints/${entry.id}`);
           expect([200, 404, 410], res.body).toContain(res.statusCode);
-          if (res.statusCode === 200) live.push({ id: entry.id, words: entry.words, createdAt: (res.json() as { createdAt: string }).createdAt });
+          if (res.statusCode === 200) live.push({ ...entry, createdAt: (res.json() as { createdAt: string }).createdAt });
         }
         const newestFirst = (a: { id: string; createdAt: string }, b: { id: string; createdAt: string }) =>
           a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1;
-        for (const word of WORDS) {
-          const expected = live.filter((entry) => entry.words.includes(word)).sort(newestFirst).map((entry) => entry.id);
-          expect(await search(t, word)).toEqual(expected);
-        }
+        const expectFound = async (query: string, holds: (entry: (typeof live)[number]) => boolean) =>
+          expect(await search(t, query), query).toEqual(live.filter(holds).sort(newestFirst).map((entry) => entry.id));
+        for (const word of WORDS) await expectFound(`q=${word}`, (entry) => entry.words.includes(word));
+        for (const value of TEAMS) await expectFound(`label.team=${encodeURIComponent(value)}`, (entry) => entry.team === value);
+        for (const value of PATHS) await expectFound(`file=${encodeURIComponent(value)}`, (entry) => entry.path === value);
+        await expectFound(`file=${encodeURIComponent(PATHS[1]!)}&q=${WORDS[0]}`, (entry) => entry.path === PATHS[1] && entry.words.includes(WORDS[0]!));
         const { terms, taskTerms, openTerms } = keyspaceOf('default');
         const keys = await t.store.transact(
           async (tx) => {

@@ -1,6 +1,7 @@
 /** Small request helpers shared by the protocol tests (inject, writer token unless told). */
 import { expect } from 'vitest';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
+import { decompress } from '../../../src/service/repository/compression.js';
 import { auth, checkpointBody, type TestApp, type Who } from '../../support/app.js';
 import type { Json } from '../../support/problems.js';
 
@@ -47,7 +48,7 @@ export async function tamper(t: TestApp, cp: Json): Promise<void> {
   await t.store.transact(async (tx) => {
     const bytes = await tx.get(key);
     expect(bytes).toBeDefined();
-    const record = decodeValue<{ c: string; h: string }>(bytes!);
+    const record = decodeValue<{ c: string; h: string }>(decompress(Buffer.from(bytes!)));
     tx.set(key, encodeValue({ ...record, c: record.c.replace('"agent', '"Agent') }));
   });
 }

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeValue, encodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
+import { decompress } from '../../../src/service/repository/compression.js';
 import { READ_BUDGET } from '../../../src/service/repository/read-budget.js';
 import { MAX_STEPS } from '../../../src/service/recovery-point.js';
 import { useTestApp, type TestApp } from '../../support/app.js';
@@ -29,7 +30,7 @@ async function tamperAll(t: TestApp, taskId: string, ids: string[]): Promise<voi
       const key = space.pack(taskId, id, 0);
       const bytes = await tx.get(key);
       expect(bytes).toBeDefined();
-      const record = decodeValue<{ c: string; h: string }>(bytes!);
+      const record = decodeValue<{ c: string; h: string }>(decompress(Buffer.from(bytes!)));
       tx.set(key, encodeValue({ ...record, c: record.c.replace('"agent', '"Agent') }));
     }
   });

@@ -14,7 +14,7 @@ import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint
 import { indexEntries, INDEX_NAMES, IndexRows } from '../../../src/service/repository/indexes.js';
 import { codecsFor } from '../../../src/service/repository/codec.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
-import { decodeValue } from '../../../src/store/keyspace.js';
+import { decodeValue, encodeValue } from '../../../src/store/keyspace.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
 
 const TENANT = 'tenant-indexes';
@@ -69,8 +69,29 @@ describe('IndexRows.update', () => {
     await update(undefined, rich);
     const rows = await stored();
     expect(rows).toEqual(expected(rich));
-    expect([...rows.keys()].some((key) => key.includes(Buffer.from('sha256:').toString('hex')))).toBe(true);
-    expect(rows.has(index.pack('label', 'key=v\u0000al', rich.createdAt, rich.id).toString('hex'))).toBe(true);
+    expect(rows.has(index.pack('task', 'task-\u00e9', rich.createdAt, rich.id).toString('hex'))).toBe(true);
+    // Labels and paths are indexed as runs (`terms.ts`), no longer here.
+    expect(rows.has(index.pack('label', 'key=v\u0000al', rich.createdAt, rich.id).toString('hex'))).toBe(false);
+    expect([...rows.keys()].some((key) => key.startsWith(index.pack('file').toString('hex')))).toBe(false);
+  });
+
+  it('clears the label and file entries an earlier release wrote when the checkpoint goes, and a re-blinding move keeps only those that exist', async () => {
+    const legacy = indexEntries(rich, true).filter(([name]) => name === 'label' || name === 'file');
+    expect(legacy.length).toBe(6);
+    const [kept, ...rest] = legacy;
+    await update(undefined, rich);
+    await store.transact(async (tx) => {
+      tx.set(index.pack(kept![0], kept![1], rich.createdAt, rich.id), encodeValue(rich.taskId));
+    });
+    await store.transact(async (tx) => {
+      const plain = new IndexRows(tx, index, codecsFor(undefined), undefined);
+      await plain.moveTo(new IndexRows(tx, index, codecsFor(undefined), undefined), rich);
+    });
+    const moved = await stored();
+    expect(moved.has(index.pack(kept![0], kept![1], rich.createdAt, rich.id).toString('hex'))).toBe(true);
+    for (const [name, value] of rest) expect(moved.has(index.pack(name, value, rich.createdAt, rich.id).toString('hex'))).toBe(false);
+    await update(rich, undefined);
+    expect(await stored()).toEqual(new Map());
   });
 
   it('after a change holds the new entries only: a removed word, label or path is cleared, an added one written', async () => {
