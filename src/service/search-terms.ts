@@ -64,7 +64,7 @@ function within(position: IndexPosition, bound: Bound | undefined): boolean {
   return order < 0 || (order === 0 && bound.inclusive);
 }
 
-/** An index's entries to merge beside the runs: the `label` or `file` entries of checkpoints written before runs. */
+/** An index's entries to merge beside the runs: the `file` entries of checkpoints written before paths were runs. */
 export interface LegacyIndex {
   name: IndexName;
   value: string;

@@ -1,10 +1,10 @@
 /**
  * Search over the secondary indexes. One index drives the scan (the most
  * selective filter given), newest first within the time range; the other
- * filters are checked on each record. Full text (`q`), labels and file paths
- * are indexed as runs: the runs of the rarest are merged (`search-terms.ts`),
- * and a record matches when its own words, labels and paths hold every one
- * of the query. A page
+ * filters are checked on each record. Full text (`q`) and file paths are
+ * indexed as runs: the runs of the rarest are merged (`search-terms.ts`),
+ * and a record matches when its own words and paths hold every one of the
+ * query. A page
  * stops when its transaction's read budget is spent (keys, bytes and time,
  * counted by the store), so a rare match cannot make one request unbounded:
  * the cursor then carries on where the scan stopped.
@@ -87,20 +87,20 @@ function termsOfQuery(query: SearchQuery): Terms {
 
 /**
  * How a search reads. A taskId scans the task's index. Otherwise the runs
- * of a label or file path given, then of the words of `q`, are merged
- * (`search-terms.ts`): the rarest of them drives, and the others are checked
- * on each record; a label or path merges with it the `label` or `file` index
- * entries that releases before its runs wrote. When every one is too common
- * for that (past {@link MAX_RUNS} runs, or open in more than
- * {@link MAX_OPEN_RUNS} tasks), or none is given, one index is scanned:
- * the next filter's, down to every checkpoint, with the rest checked on
- * each record. All read newest first, so a cursor of one serves the other.
+ * of a file path given are merged (`search-terms.ts`), with the `file` index
+ * entries that releases before its runs wrote; then a label's index is
+ * scanned; then the runs of the rarest word of `q` are merged. The other
+ * filters are checked on each record. When the path or every word is too
+ * common for runs (past {@link MAX_RUNS} runs, or open in more than
+ * {@link MAX_OPEN_RUNS} tasks), or none is given, one index is scanned: the
+ * next filter's, down to every checkpoint. All read newest first, so a
+ * cursor of one serves the other.
  */
 type Plan = {
   /** The index scanned when no runs drive. */
   name: IndexName;
   value: string;
-  /** Labels and file paths given, as run words, each with the index its older entries are in. */
+  /** A file path given, as a run word, with the index its older entries are in. */
   tags: readonly Tag[];
   /** The words of `q`, when they may drive. */
   words: readonly string[] | undefined;
@@ -111,17 +111,11 @@ type Tag = { word: string; legacy: { name: IndexName; value: string } };
 
 function planOf(query: SearchQuery, terms: Terms): Plan {
   const [name, raw] = drivingFilter(query);
-  const byTask = name === 'task';
-  const tags: Tag[] = [];
-  if (!byTask && query.file !== undefined) tags.push({ word: tagWord('file', query.file), legacy: { name: 'file', value: indexTerm(query.file) } });
-  if (!byTask) {
-    for (const [key, value] of Object.entries(query.labels ?? {})) {
-      const term = labelTerm(key, value);
-      tags.push({ word: tagWord('label', term), legacy: { name: 'label', value: indexTerm(term) } });
-    }
-  }
-  const words = terms !== undefined && !byTask ? terms : undefined;
-  const [scanName, scanValue] = tags.length > 0 ? scanFilter(query) : [name, raw];
+  const byTask = query.taskId !== undefined;
+  const label = firstLabel(query);
+  const tags: Tag[] = !byTask && query.file !== undefined ? [{ word: tagWord('file', query.file), legacy: { name: 'file', value: indexTerm(query.file) } }] : [];
+  const words = terms !== undefined && !byTask && label === undefined ? terms : undefined;
+  const [scanName, scanValue] = byTask ? [name, raw] : label !== undefined ? (['label', label] as const) : scanFilter(query);
   // Words hold no space, so the joined scope names exactly these words.
   const scope = `${words === undefined ? '' : `term=${indexTerm(words.join(' '))}&`}${name}=${indexTerm(raw)}`;
   return { name: scanName, value: indexTerm(scanValue), tags, words, scope };
@@ -131,12 +125,17 @@ function planOf(query: SearchQuery, terms: Terms): Plan {
 function drivingFilter(query: SearchQuery): [IndexName, string] {
   if (query.taskId !== undefined) return ['task', query.taskId];
   if (query.file !== undefined) return ['file', query.file];
-  const label = Object.entries(query.labels ?? {})[0];
-  if (label !== undefined) return ['label', labelTerm(label[0], label[1])];
+  const label = firstLabel(query);
+  if (label !== undefined) return ['label', label];
   return scanFilter(query);
 }
 
-/** The index scanned when no runs drive. */
+function firstLabel(query: SearchQuery): string | undefined {
+  const label = Object.entries(query.labels ?? {})[0];
+  return label === undefined ? undefined : labelTerm(label[0], label[1]);
+}
+
+/** The index scanned when no runs drive and no taskId or label is given. */
 function scanFilter(query: SearchQuery): [IndexName, string] {
   if (query.agentId !== undefined) return ['agent', query.agentId];
   if (query.finalStatus !== undefined) return ['finalStatus', query.finalStatus];
@@ -149,13 +148,10 @@ function scanFilter(query: SearchQuery): [IndexName, string] {
 /** The runs that drive a page, and the index of older entries merged with them. */
 type Driver = { runs: TermRun[]; legacy: { name: IndexName; value: string } | undefined };
 
-/** Labels and paths first (they also find what was written before runs), then the words of `q`. */
+/** A path first (its runs and its older index entries), then the words of `q`. */
 async function driverOf(repo: Repository, plan: Plan): Promise<Driver | undefined> {
   if (plan.tags.length > 0) {
-    const rarest = await rarestRuns(
-      repo,
-      plan.tags.map((tag) => tag.word),
-    );
+    const rarest = await rarestRuns(repo, plan.tags.map((tag) => tag.word));
     if (rarest !== undefined) return { runs: rarest.runs, legacy: plan.tags[rarest.at]!.legacy };
   }
   if (plan.words === undefined) return undefined;

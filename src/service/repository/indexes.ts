@@ -4,9 +4,9 @@
  * entries that no longer hold, and a newest-first scan for search. An entry is `(name, value, createdAt, id)` →
  * taskId, so a scan newest-first needs no second lookup to find the record.
  * A write may touch a dozen entries, so `update` packs each key from parts
- * made once per name and once per checkpoint. Full text, labels and file
- * paths are indexed apart, as runs (`terms.ts`); the `label` and `file`
- * entries of checkpoints written before that are still read and cleared.
+ * made once per name and once per checkpoint. Full text and file paths are
+ * indexed apart, as runs (`terms.ts`); the `file` entries of checkpoints
+ * written before that are still read and cleared.
  *
  * @module
  */
@@ -32,9 +32,9 @@ export function indexTerm(value: string): string {
 
 /**
  * The `(name, value)` pairs a checkpoint is indexed under, values in their
- * index form. Labels and file paths are indexed as runs (`terms.ts`, {@link tagsOf});
- * `legacy` adds the `label` and `file` entries that releases before that
- * wrote, for what clears a checkpoint's entries.
+ * index form. File paths are indexed as runs (`terms.ts`, {@link tagsOf});
+ * `legacy` adds the `file` entries that releases before that wrote, for what
+ * clears a checkpoint's entries.
  */
 export function indexEntries(checkpoint: Checkpoint, legacy = false): [IndexName, string][] {
   const entries = rawEntries(checkpoint);
@@ -52,32 +52,34 @@ function rawEntries(checkpoint: Checkpoint): [IndexName, string][] {
   if (checkpoint.agentType) entries.push(['agentType', checkpoint.agentType]);
   if (checkpoint.executionState.phase) entries.push(['phase', checkpoint.executionState.phase]);
   if (checkpoint.finalStatus) entries.push(['finalStatus', checkpoint.finalStatus]);
+  for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
   return entries;
 }
 
 function legacyEntries(checkpoint: Checkpoint): [IndexName, string][] {
-  const entries: [IndexName, string][] = [];
-  for (const [key, value] of Object.entries(checkpoint.labels)) entries.push(['label', labelTerm(key, value)]);
-  for (const path of filePaths(checkpoint)) entries.push(['file', path]);
-  return entries;
+  return [...filePaths(checkpoint)].map((path) => ['file', path]);
 }
 
-/** The filters indexed as runs, beside the words of `q`: a label, a file path. */
-export type TagName = 'label' | 'file';
+/**
+ * The filters indexed as runs beside the words of `q`: file paths. (Labels
+ * stay index entries: a few values shared by many checkpoints, such as
+ * `team=core`, would be common runs and scanned record by record.)
+ */
+export type TagName = 'file';
 
 /**
- * The run word of a label (`NAME=VALUE`) or file path: the index form behind
- * `label:` or `file:`, which no word of text holds (words are letters and
- * digits), with `%`, space and line break written as `%25`, `%20` and `%0A`,
- * as the run lists (`terms.ts`) keep words on lines, apart from a number.
+ * The run word of a file path: the path in index form behind `file:`, which
+ * no word of text holds (words are letters and digits), with `%`, space and
+ * line break written as `%25`, `%20` and `%0A`, as the run lists
+ * (`terms.ts`) keep words on lines, apart from a number.
  */
 export function tagWord(name: TagName, value: string): string {
   return `${name}:${indexTerm(value).replace(/[% \n]/g, (c) => (c === '%' ? '%25' : c === ' ' ? '%20' : '%0A'))}`;
 }
 
-/** A checkpoint's labels and file paths as run words. */
+/** A checkpoint's file paths as run words. */
 export function tagsOf(checkpoint: Checkpoint): string[] {
-  return legacyEntries(checkpoint).map(([name, value]) => tagWord(name as TagName, value));
+  return [...filePaths(checkpoint)].map((path) => tagWord('file', path));
 }
 
 export function labelTerm(key: string, value: string | number | boolean): string {
@@ -148,15 +150,15 @@ export class IndexRows {
       if (after !== undefined) this.insert(after);
       return;
     }
-    // A change keeps the id and the creation time, so entries differ by (name, value) alone. A label or
-    // path it drops may have an entry an earlier release wrote: cleared; one it gains is a run (`terms.ts`).
+    // A change keeps the id and the creation time, so entries differ by (name, value) alone. A path it
+    // drops may have an entry an earlier release wrote: cleared; one it gains is a run (`terms.ts`).
     const old = new Map(indexEntries(before, true).map((entry) => [entryId(entry), entry]));
     const next = new Map(indexEntries(after, true).map((entry) => [entryId(entry), entry]));
     const suffix = entrySuffix(after);
     for (const [id, [name, value]] of old) if (!next.has(id)) this.tx.clearBlind(this.key(name, value, suffix));
     let taskId: Buffer | undefined;
     for (const [id, [name, value]] of next) {
-      if (old.has(id) || name === 'label' || name === 'file') continue;
+      if (old.has(id) || name === 'file') continue;
       this.tx.setBlind(this.key(name, value, suffix), (taskId ??= this.codecs.index.encode(after.taskId, EMPTY)));
     }
   }
@@ -170,18 +172,16 @@ export class IndexRows {
 
   /**
    * Moves a checkpoint's entries to `to` (the same tenant, blinded; a
-   * re-blinding pass): its current entries, and the `label` and `file`
-   * entries an earlier release wrote, where they exist, so a checkpoint
-   * found by them before is found after.
+   * re-blinding pass): its current entries, and the `file` entries an
+   * earlier release wrote, where they exist, so a checkpoint found by them
+   * before is found after.
    */
   async moveTo(to: IndexRows, checkpoint: Checkpoint): Promise<void> {
     const suffix = entrySuffix(checkpoint);
     const kept: [IndexName, string][] = [];
     for (const entry of indexEntries(checkpoint, true)) {
       const key = this.key(entry[0], entry[1], suffix);
-      if (entry[0] === 'label' || entry[0] === 'file') {
-        if ((await this.tx.get(key)) === undefined) continue;
-      }
+      if (entry[0] === 'file' && (await this.tx.get(key)) === undefined) continue;
       kept.push(entry);
       this.tx.clearBlind(key);
     }

@@ -22,9 +22,9 @@
  * → the words whose runs start there, so a purge and a re-blinding pass find
  * a task's runs without reading the records.
  *
- * Labels and file paths repeat along a task as words do, and are indexed the
- * same way, as the words `label:NAME=VALUE` and `file:PATH` (`tagWord` in
- * `indexes.ts`), which no word of text can be.
+ * File paths repeat along a task as words do, and are indexed the same way,
+ * as the words `file:PATH` (`tagWord` in `indexes.ts`), which no word of
+ * text can be.
  *
  * @module
  */
@@ -54,8 +54,8 @@ export class TermRows {
 
   /**
    * A checkpoint's words as the index keys hold them, in index form and
-   * blinded when encryption is on: the words of its text, and its labels and
-   * file paths as `label:` and `file:` words (`tagWord`).
+   * blinded when encryption is on: the words of its text, and its file paths
+   * as `file:` words (`tagWord`).
    */
   wordsOf(checkpoint: Checkpoint): Set<string> {
     const words = new Set<string>();
@@ -64,7 +64,7 @@ export class TermRows {
     return words;
   }
 
-  /** A query word, or a label or path as `tagWord` spells it, as the index keys hold it. */
+  /** A query word, or a path as `tagWord` spells it, as the index keys hold it. */
   word(term: string): string {
     const form = indexTerm(term);
     return this.sealing === undefined ? form : this.sealing.blind(form);
@@ -107,7 +107,7 @@ export class TermRows {
    * newest); a lost word's run is left to cover it, except that the newest
    * checkpoint's words are the open ones, so there it ends. A lost word's run
    * that covers this checkpoint alone goes, with its line in the task list:
-   * a checkpoint changed a thousand times (a label stepped on each change)
+   * a checkpoint changed a thousand times (a path stepped on each change)
    * leaves only the runs of what it holds.
    */
   async change(before: Checkpoint, after: Checkpoint, newest: boolean): Promise<void> {

@@ -190,7 +190,7 @@ describe('complete results, paged', () => {
     expect(await ids(`${q('ocelot')}&taskId=${old!.taskId}`)).toEqual([old!.id]);
   });
 
-  it('keeps one run per label a checkpoint holds however often a change steps it, on the newest checkpoint and an older one', async () => {
+  it('keeps one run per path a checkpoint holds however often a change steps it, on the newest checkpoint and an older one', async () => {
     const send = (method: 'POST' | 'PATCH', url: string, payload: object, headers: Record<string, string> = {}) =>
       app().app.inject({ method, url, headers: { ...auth('admin'), ...headers }, payload });
     const made: string[] = [];
@@ -201,57 +201,62 @@ describe('complete results, paged', () => {
     }
     for (let round = 0; round < 30; round++) {
       for (const id of made) {
-        const res = await send('PATCH', `/v1/checkpoints/${id}`, { labels: { round: String(round) } }, { 'if-match': `"${round + 1}"` });
+        const res = await send('PATCH', `/v1/checkpoints/${id}`, { metrics: { filesModified: [`src/round-${round}.ts`] } }, { 'if-match': `"${round + 1}"` });
         expect(res.statusCode, res.body).toBe(200);
       }
     }
     const { terms, taskTerms } = keyspaceOf('default');
     const [runs, listed] = await app().store.transact(
       async (tx) => [
-        (await tx.getRange(terms.range().begin, terms.range().end)).map((row) => terms.unpack(row.key)[0] as string).filter((word) => word.startsWith('label:round=')),
+        (await tx.getRange(terms.range().begin, terms.range().end)).map((row) => terms.unpack(row.key)[0] as string).filter((word) => word.startsWith('file:src/round-')),
         (await tx.getRange(taskTerms.range('task-step').begin, taskTerms.range('task-step').end)).map((row) => row.value.length),
       ],
       { readOnly: true },
     );
-    expect(runs).toEqual(['label:round=29', 'label:round=29']);
+    expect(runs).toEqual(['file:src/round-29.ts', 'file:src/round-29.ts']);
     expect(Math.max(...listed)).toBeLessThan(200);
-    expect(await ids('label.round=29')).toEqual([...made].reverse());
-    expect(await ids('label.round=5')).toEqual([]);
+    expect(await ids('file=src/round-29.ts')).toEqual([...made].reverse());
+    expect(await ids('file=src/round-5.ts')).toEqual([]);
   });
 
-  it('finds checkpoints whose label and file entries an earlier release wrote, beside those indexed as runs, newest first and once', async () => {
+  it('finds checkpoints whose file entries an earlier release wrote, beside those indexed as runs, newest first and once', async () => {
     const send = (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) =>
       app().app.inject({ method, url, headers: { ...auth('admin'), ...headers }, ...(payload ? { payload } : {}) });
     const tagged = (taskId: string, text: string) =>
-      checkpointBody(taskId, { executionState: { phase: 'implementing', completedItems: [text] }, contextSummary: {}, labels: { team: 'lynx' }, metrics: { filesModified: ['src/lynx cat.ts'] } });
+      checkpointBody(taskId, { executionState: { phase: 'implementing', completedItems: [text] }, contextSummary: {}, metrics: { filesModified: ['src/lynx cat.ts'] } });
     const created = await send('POST', '/v1/checkpoints', tagged('task-legacy', 'legacy ocelot note'));
     expect(created.statusCode, created.body).toBe(201);
     const old = created.json() as { id: string; taskId: string; createdAt: string };
     clock.advance(60_000);
-    // Stored before labels and paths were runs: no runs at all, and one index entry per label and path.
+    // Stored before paths were runs: no runs at all, and one index entry per path.
     const { index } = keyspaceOf('default');
-    const legacyKeys = [index.pack('label', 'team=lynx', old.createdAt, old.id), index.pack('file', 'src/lynx cat.ts', old.createdAt, old.id)];
+    const legacyKey = index.pack('file', 'src/lynx cat.ts', old.createdAt, old.id);
     await app().store.transact(async (tx) => {
       expect(await new Repository(tx, 'default').terms.clearTask(old.taskId, 1_000)).toEqual({ cleared: 1, done: true });
-      for (const key of legacyKeys) tx.set(key, encodeValue(old.taskId));
+      tx.set(legacyKey, encodeValue(old.taskId));
     });
     const fresh = (await send('POST', '/v1/checkpoints', tagged('task-runs', 'fresh ocelot note'))).json() as { id: string };
     clock.advance(60_000);
 
-    expect(await ids('label.team=lynx')).toEqual([fresh.id, old.id]);
-    expect(await pages(`file=${encodeURIComponent('src/lynx cat.ts')}&limit=1`)).toEqual([[fresh.id], [old.id]]);
-    expect(await ids(`${q('legacy')}&file=${encodeURIComponent('src/lynx cat.ts')}`)).toEqual([old.id]);
+    const byPath = `file=${encodeURIComponent('src/lynx cat.ts')}`;
+    expect(await ids(byPath)).toEqual([fresh.id, old.id]);
+    expect(await pages(`${byPath}&limit=1`)).toEqual([[fresh.id], [old.id]]);
+    expect(await ids(`${q('legacy')}&${byPath}`)).toEqual([old.id]);
     expect(await ids(q('legacy'))).toEqual([]);
 
-    // A change indexes the new label as a run; the old entry no longer holds and is passed over.
-    const changed = await send('PATCH', `/v1/checkpoints/${old.id}`, { labels: { team: 'puma' } }, { 'if-match': '"1"' });
+    // A change indexes the new path as a run and clears the old entry.
+    const changed = await send('PATCH', `/v1/checkpoints/${old.id}`, { metrics: { filesModified: ['src/puma.ts'] } }, { 'if-match': '"1"' });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect(await ids('label.team=lynx')).toEqual([fresh.id]);
-    expect(await ids('label.team=puma')).toEqual([old.id]);
+    expect(await ids(byPath)).toEqual([fresh.id]);
+    expect(await ids('file=src/puma.ts')).toEqual([old.id]);
+    expect(await app().store.transact(async (tx) => tx.get(legacyKey), { readOnly: true })).toBeUndefined();
 
-    // A purge takes the old entries with the task.
+    // A purge takes an old entry with the task.
+    await app().store.transact(async (tx) => {
+      tx.set(index.pack('file', 'src/puma.ts', old.createdAt, old.id), encodeValue(old.taskId));
+    });
     expect((await send('DELETE', `/v1/tasks/${old.taskId}`)).statusCode).toBe(204);
-    const left = await app().store.transact(async (tx) => Promise.all(legacyKeys.map((key) => tx.get(key))), { readOnly: true });
-    expect(left).toEqual([undefined, undefined]);
+    expect(await app().store.transact(async (tx) => tx.get(index.pack('file', 'src/puma.ts', old.createdAt, old.id)), { readOnly: true })).toBeUndefined();
   });
+
 });

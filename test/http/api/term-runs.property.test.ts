@@ -1,5 +1,5 @@
 /**
- * Runs of words, labels and file paths (`src/service/repository/terms.ts`)
+ * Runs of words and file paths (`src/service/repository/terms.ts`), and the label index,
  * against a model, over the API: random programs of creates, PATCHes that
  * change a checkpoint's words, label and path (the newest or an older one),
  * compactions and purges on two tasks. After each program, a search for
