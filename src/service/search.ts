@@ -22,7 +22,7 @@ import {
   filePaths,
   indexTerm,
   labelTerm,
-  tagWord,
+  fileWord,
   type CheckpointDoc,
   type Corruption,
   type IndexHit,
@@ -31,7 +31,7 @@ import {
   type Repository,
   type TermRun,
 } from './repository/repository.js';
-import { MAX_OPEN_RUNS, MAX_RUNS, mergeRuns, scanBound, type Bound, type PageStop, type TimeRange } from './search-terms.js';
+import { MAX_OPEN_RUNS, MAX_RUNS, mergeRuns, scanBound, type Bound, type LegacyIndex, type PageStop, type TimeRange } from './search-terms.js';
 
 export interface SearchQuery {
   taskId?: string;
@@ -101,24 +101,22 @@ type Plan = {
   name: IndexName;
   value: string;
   /** A file path given, as a run word, with the index its older entries are in. */
-  tags: readonly Tag[];
+  path: { word: string; legacy: LegacyIndex } | undefined;
   /** The words of `q`, when they may drive. */
   words: readonly string[] | undefined;
   scope: string;
 };
 
-type Tag = { word: string; legacy: { name: IndexName; value: string } };
-
 function planOf(query: SearchQuery, terms: Terms): Plan {
   const [name, raw] = drivingFilter(query);
   const byTask = query.taskId !== undefined;
   const label = firstLabel(query);
-  const tags: Tag[] = !byTask && query.file !== undefined ? [{ word: tagWord('file', query.file), legacy: { name: 'file', value: indexTerm(query.file) } }] : [];
+  const path = !byTask && query.file !== undefined ? { word: fileWord(query.file), legacy: { name: 'file' as const, value: indexTerm(query.file) } } : undefined;
   const words = terms !== undefined && !byTask && label === undefined ? terms : undefined;
   const [scanName, scanValue] = byTask ? [name, raw] : label !== undefined ? (['label', label] as const) : scanFilter(query);
   // Words hold no space, so the joined scope names exactly these words.
   const scope = `${words === undefined ? '' : `term=${indexTerm(words.join(' '))}&`}${name}=${indexTerm(raw)}`;
-  return { name: scanName, value: indexTerm(scanValue), tags, words, scope };
+  return { name: scanName, value: indexTerm(scanValue), path, words, scope };
 }
 
 /** The filter that usually matches fewest checkpoints: the one the cursor's scope names. */
@@ -146,35 +144,35 @@ function scanFilter(query: SearchQuery): [IndexName, string] {
 }
 
 /** The runs that drive a page, and the index of older entries merged with them. */
-type Driver = { runs: TermRun[]; legacy: { name: IndexName; value: string } | undefined };
+type Driver = { runs: TermRun[]; legacy: LegacyIndex | undefined };
 
 /** A path first (its runs and its older index entries), then the words of `q`. */
 async function driverOf(repo: Repository, plan: Plan): Promise<Driver | undefined> {
-  if (plan.tags.length > 0) {
-    const rarest = await rarestRuns(repo, plan.tags.map((tag) => tag.word));
-    if (rarest !== undefined) return { runs: rarest.runs, legacy: plan.tags[rarest.at]!.legacy };
+  if (plan.path !== undefined) {
+    const runs = await rarestRuns(repo, [plan.path.word]);
+    if (runs !== undefined) return { runs, legacy: plan.path.legacy };
   }
   if (plan.words === undefined) return undefined;
-  const rarest = await rarestRuns(repo, plan.words);
-  return rarest === undefined ? undefined : { runs: rarest.runs, legacy: undefined };
+  const runs = await rarestRuns(repo, plan.words);
+  return runs === undefined ? undefined : { runs, legacy: undefined };
 }
 
 /**
- * The runs of the word of `words` that has the fewest, and which word that
- * is; undefined when every word has more than {@link MAX_RUNS}. Each word is
- * asked for a few runs first and for up to {@link MAX_RUNS} only when none
- * fits, so a rare word beside a common one costs about as many keys as the
- * rare word has runs, and a common word at most one read of MAX_RUNS keys.
+ * The runs of the word of `words` that has the fewest, undefined when every
+ * word has more than {@link MAX_RUNS}. Each word is asked for a few runs
+ * first and for up to {@link MAX_RUNS} only when none fits, so a rare word
+ * beside a common one costs about as many keys as the rare word has runs,
+ * and a common word at most one read of MAX_RUNS keys.
  */
-async function rarestRuns(repo: Repository, words: readonly string[]): Promise<{ runs: TermRun[]; at: number } | undefined> {
+async function rarestRuns(repo: Repository, words: readonly string[]): Promise<TermRun[] | undefined> {
   const keys = words.map((word) => repo.terms.word(word));
   for (let limit = FIRST_RUNS; ; limit = MAX_RUNS) {
-    let rarest: { runs: TermRun[]; at: number } | undefined;
-    for (const [at, key] of keys.entries()) {
-      const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.runs.length - 1);
+    let rarest: TermRun[] | undefined;
+    for (const key of keys) {
+      const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.length - 1);
       // Each open run costs a read before the page can start: a word open in many tasks is common.
-      if (runs !== undefined && runs.filter((run) => run.last === undefined).length <= MAX_OPEN_RUNS) rarest = { runs, at };
-      if (rarest?.runs.length === 0) return rarest;
+      if (runs !== undefined && runs.filter((run) => run.last === undefined).length <= MAX_OPEN_RUNS) rarest = runs;
+      if (rarest?.length === 0) return rarest;
     }
     if (rarest !== undefined || limit === MAX_RUNS) return rarest;
   }
@@ -229,7 +227,7 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
       }
       return items.length >= query.limit;
     };
-    const probes = plan.tags.length > 0 || plan.words !== undefined;
+    const probes = plan.path !== undefined || plan.words !== undefined;
     const driver = probes ? await driverOf(repo, plan) : undefined;
     // The probe of the runs is bounded by MAX_RUNS a word; the page's own reads get the whole budget after it.
     const budget = repo.budget(probes);

@@ -32,7 +32,7 @@ export function indexTerm(value: string): string {
 
 /**
  * The `(name, value)` pairs a checkpoint is indexed under, values in their
- * index form. File paths are indexed as runs (`terms.ts`, {@link tagsOf});
+ * index form. File paths are indexed as runs (`terms.ts`, {@link fileWordsOf});
  * `legacy` adds the `file` entries that releases before that wrote, for what
  * clears a checkpoint's entries.
  */
@@ -61,25 +61,21 @@ function legacyEntries(checkpoint: Checkpoint): [IndexName, string][] {
 }
 
 /**
- * The filters indexed as runs beside the words of `q`: file paths. (Labels
- * stay index entries: a few values shared by many checkpoints, such as
- * `team=core`, would be common runs and scanned record by record.)
+ * The run word of a file path (paths are indexed as runs beside the words of
+ * `q`; labels stay index entries: a few values shared by many checkpoints,
+ * such as `team=core`, would be common runs and scanned record by record):
+ * the path in index form behind `file:`, which no word of text holds (words
+ * are letters and digits), with `%`, space and line break written as `%25`,
+ * `%20` and `%0A`, as the run lists (`terms.ts`) keep words on lines, apart
+ * from a number.
  */
-export type TagName = 'file';
-
-/**
- * The run word of a file path: the path in index form behind `file:`, which
- * no word of text holds (words are letters and digits), with `%`, space and
- * line break written as `%25`, `%20` and `%0A`, as the run lists
- * (`terms.ts`) keep words on lines, apart from a number.
- */
-export function tagWord(name: TagName, value: string): string {
-  return `${name}:${indexTerm(value).replace(/[% \n]/g, (c) => (c === '%' ? '%25' : c === ' ' ? '%20' : '%0A'))}`;
+export function fileWord(path: string): string {
+  return `file:${indexTerm(path).replace(/[% \n]/g, (c) => (c === '%' ? '%25' : c === ' ' ? '%20' : '%0A'))}`;
 }
 
 /** A checkpoint's file paths as run words. */
-export function tagsOf(checkpoint: Checkpoint): string[] {
-  return [...filePaths(checkpoint)].map((path) => tagWord('file', path));
+export function fileWordsOf(checkpoint: Checkpoint): string[] {
+  return [...filePaths(checkpoint)].map(fileWord);
 }
 
 export function labelTerm(key: string, value: string | number | boolean): string {

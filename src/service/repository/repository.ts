@@ -83,7 +83,7 @@ export class Repository {
 }
 
 export type { Corruption, HistoryEntry, Loaded, RevisionEntry } from './checkpoints.js';
-export { filePaths, indexTerm, labelTerm, tagWord, type IndexHit, type IndexName, type IndexPosition, type TagName } from './indexes.js';
+export { filePaths, indexTerm, labelTerm, fileWord, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
 export { comparePositions, type TermRun } from './terms.js';
 export { dueLeases, type DueLease } from './lease-expiry.js';
 export { expireOperations } from './operation-expiry.js';

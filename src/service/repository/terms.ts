@@ -23,7 +23,7 @@
  * a task's runs without reading the records.
  *
  * File paths repeat along a task as words do, and are indexed the same way,
- * as the words `file:PATH` (`tagWord` in `indexes.ts`), which no word of
+ * as the words `file:PATH` (`fileWord` in `indexes.ts`), which no word of
  * text can be.
  *
  * @module
@@ -33,7 +33,7 @@ import { termsOf } from '../../domain/terms.js';
 import { unpackStrings, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
-import { indexTerm, tagsOf, type IndexPosition } from './indexes.js';
+import { indexTerm, fileWordsOf, type IndexPosition } from './indexes.js';
 
 /** One run of a word in one task: `last` undefined while it is open. */
 export interface TermRun {
@@ -55,16 +55,16 @@ export class TermRows {
   /**
    * A checkpoint's words as the index keys hold them, in index form and
    * blinded when encryption is on: the words of its text, and its file paths
-   * as `file:` words (`tagWord`).
+   * as `file:` words (`fileWord`).
    */
   wordsOf(checkpoint: Checkpoint): Set<string> {
     const words = new Set<string>();
     for (const term of termsOf(checkpoint)) words.add(this.word(term));
-    for (const tag of tagsOf(checkpoint)) words.add(this.word(tag));
+    for (const tag of fileWordsOf(checkpoint)) words.add(this.word(tag));
     return words;
   }
 
-  /** A query word, or a path as `tagWord` spells it, as the index keys hold it. */
+  /** A query word, or a path as `fileWord` spells it, as the index keys hold it. */
   word(term: string): string {
     const form = indexTerm(term);
     return this.sealing === undefined ? form : this.sealing.blind(form);
