@@ -36,7 +36,7 @@ const PAGE = 200;
  * few keys; a task's first has one per word).
  */
 const RUNS_PAGE = 2_000;
-/** What removing one checkpoint writes, about: its clears (record, revisions, id, history, ~100 index keys). */
+/** What removing one checkpoint writes, about, with room to spare: its clears (record, revisions, id, history, index keys). */
 const CHECKPOINT_BYTES = 12_000;
 
 export interface PurgeResult {

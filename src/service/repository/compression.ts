@@ -67,16 +67,17 @@ export function compress(bytes: Buffer): Buffer {
   return out;
 }
 
+/** Whether `bytes` starts as a compressed value does (a cut-short one included, which then reads as damaged). */
 export function isCompressed(bytes: Uint8Array): boolean {
-  return bytes.length >= HEAD_BYTES && bytes[0] === MARK && bytes[1] === COMPRESSED;
+  return bytes.length >= 2 && bytes[0] === MARK && bytes[1] === COMPRESSED;
 }
 
 /** The bytes `compress` was given; a value that was never compressed comes back as it is. */
 export function decompress(bytes: Buffer): Buffer {
   if (!isCompressed(bytes)) return bytes;
+  if (bytes.length < HEAD_BYTES) throw new CompressionError('The compressed value is damaged.');
   const dictionary = DICTIONARIES.get(bytes[2]!);
   if (dictionary === undefined) throw new CompressionError(`The value was compressed by method ${bytes[2]!}, which this release does not have.`);
-  if (bytes.length < HEAD_BYTES) throw new CompressionError('The compressed value is damaged.');
   const length = bytes.readUInt32LE(3);
   const data = bytes.subarray(HEAD_BYTES);
   if (length > data.length * MAX_RATIO + 16) throw new CompressionError('The compressed value is damaged.');
