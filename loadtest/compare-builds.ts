@@ -10,7 +10,9 @@
  *   BENCH_BASELINE=/tmp/before/dist/main.js npm run bench:builds
  *
  * Environment: BENCH_BASELINE (required), BENCH_PAIRED_ROUNDS (default 4),
- * and the HTTP benchmark's BENCH_SECONDS, BENCH_CONNECTIONS. Prints one line
+ * BENCH_SCENARIO (`create`, the default, or `get`: reads of 2,000
+ * checkpoints created first on each side), and the HTTP benchmark's
+ * BENCH_SECONDS, BENCH_CONNECTIONS. Prints one line
  * per run (rate, event loop and server CPU per request) and the mean of the
  * rounds after the first, whose creates are most tasks' first.
  *
@@ -20,11 +22,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
 import { TOKEN } from './lib/http-config.js';
-import { closedLoop, postRequests } from './lib/http-scenarios.js';
+import { concurrently, createCheckpoint } from './lib/http-client.js';
+import { taskId } from './lib/http-payloads.js';
+import { closedLoop, getRequests, postRequests } from './lib/http-scenarios.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 const ROUNDS = Math.max(2, Number(process.env.BENCH_PAIRED_ROUNDS ?? 4));
+const SCENARIO = process.env.BENCH_SCENARIO ?? 'create';
 const dirs = new TempDirs('baton-builds');
 
 async function main(): Promise<void> {
@@ -35,10 +40,16 @@ async function main(): Promise<void> {
     { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz') },
     { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz') },
   ];
+  if (SCENARIO !== 'create' && SCENARIO !== 'get') throw new Error('BENCH_SCENARIO is create or get.');
+  const requests = await Promise.all(
+    sides.map(async ({ server }) =>
+      SCENARIO === 'get' ? getRequests((await concurrently(2000, 32, (i) => createCheckpoint(server.url, taskId(i)))).map((c) => c.id)) : postRequests,
+    ),
+  );
   const sums = sides.map(() => ({ rate: 0, loop: 0, cpu: 0 }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, { name, server }] of sides.entries()) {
-      const run = await closedLoop(server, postRequests);
+      const run = await closedLoop(server, requests[i]!);
       console.log(`round ${round} ${name.padEnd(10)} ${run.okPerSec.toFixed(0).padStart(6)}/s  event loop ${run.cpu.eventLoopUsPerReq.toFixed(0)} µs/req  server CPU ${run.cpu.serverUsPerReq.toFixed(0)} µs/req`);
       if (round === 0) continue;
       sums[i]!.rate += run.okPerSec;

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { RawDeflater, RawInflater } from './zlib-engine.js';
 
 const MARK = 0xc1;
 const COMPRESSED = 0x00;
@@ -48,7 +48,11 @@ const DICTIONARIES: ReadonlyMap<number, Buffer> = new Map([
     ),
   ],
 ]);
-const WRITE_DICTIONARY = DICTIONARIES.get(DEFLATE_V1)!;
+/** One reused stream per direction (`zlib-engine.ts`): making a zlib stream cost more than compressing a record. */
+const DEFLATER = new RawDeflater({ level: LEVEL, windowBits: WINDOW_BITS, dictionary: DICTIONARIES.get(DEFLATE_V1)! });
+const INFLATERS: ReadonlyMap<number, RawInflater> = new Map(
+  [...DICTIONARIES].map(([method, dictionary]) => [method, new RawInflater({ windowBits: WINDOW_BITS, dictionary })]),
+);
 
 /** A value that cannot be decompressed: damaged, or written by a method this release lacks. */
 export class CompressionError extends Error {}
@@ -56,7 +60,7 @@ export class CompressionError extends Error {}
 /** `bytes` compressed when that makes it smaller, else `bytes` as it is. */
 export function compress(bytes: Buffer): Buffer {
   if (bytes.length < MIN_BYTES) return bytes;
-  const data = deflateRawSync(bytes, { level: LEVEL, windowBits: WINDOW_BITS, dictionary: WRITE_DICTIONARY });
+  const data = DEFLATER.deflate(bytes);
   if (data.length + HEAD_BYTES >= bytes.length) return bytes;
   const out = Buffer.allocUnsafe(HEAD_BYTES + data.length);
   out[0] = MARK;
@@ -76,17 +80,15 @@ export function isCompressed(bytes: Uint8Array): boolean {
 export function decompress(bytes: Buffer): Buffer {
   if (!isCompressed(bytes)) return bytes;
   if (bytes.length < HEAD_BYTES) throw new CompressionError('The compressed value is damaged.');
-  const dictionary = DICTIONARIES.get(bytes[2]!);
-  if (dictionary === undefined) throw new CompressionError(`The value was compressed by method ${bytes[2]!}, which this release does not have.`);
+  const inflater = INFLATERS.get(bytes[2]!);
+  if (inflater === undefined) throw new CompressionError(`The value was compressed by method ${bytes[2]!}, which this release does not have.`);
   const length = bytes.readUInt32LE(3);
   const data = bytes.subarray(HEAD_BYTES);
   if (length > data.length * MAX_RATIO + 16) throw new CompressionError('The compressed value is damaged.');
-  let out: Buffer;
   try {
-    out = inflateRawSync(data, { windowBits: WINDOW_BITS, dictionary, maxOutputLength: Math.max(length, 1) });
+    // Output is allocated at the stored length (checked against the ratio above), never at what the data would give.
+    return inflater.inflate(data, length);
   } catch {
     throw new CompressionError('The compressed value is damaged.');
   }
-  if (out.length !== length) throw new CompressionError('The compressed value is damaged.');
-  return out;
 }
