@@ -44,6 +44,39 @@ export interface TermRun {
 
 const positionOf = (checkpoint: Checkpoint): IndexPosition => ({ createdAt: checkpoint.createdAt, checkpointId: checkpoint.id });
 
+/**
+ * The open runs of the tasks written last, by their row's key, with the bytes
+ * they were read from or written as. A task's next create reads back exactly
+ * what its last one wrote (from the pending writes, then from LMDB), so the
+ * text of a hundred lines need not be parsed again: a row whose bytes equal
+ * the ones kept is the map kept; any other is decoded as ever. Bounded, the
+ * least recently used going first; a map kept here is never changed.
+ */
+class OpenRunsCache {
+  private readonly entries = new Map<string, { bytes: Uint8Array; runs: ReadonlyMap<string, IndexPosition> }>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: Buffer, bytes: Uint8Array): ReadonlyMap<string, IndexPosition> | undefined {
+    const id = key.toString('latin1');
+    const entry = this.entries.get(id);
+    if (entry === undefined || !Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, entry.bytes.byteLength).equals(bytes)) return undefined;
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    return entry.runs;
+  }
+
+  set(key: Buffer, bytes: Uint8Array, runs: ReadonlyMap<string, IndexPosition>): void {
+    const id = key.toString('latin1');
+    this.entries.delete(id);
+    this.entries.set(id, { bytes, runs });
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+}
+
+/** About 10 KB a task (a hundred words and their starts): ~10 MB at most. */
+const OPEN_RUNS = new OpenRunsCache(1024);
+
 export class TermRows {
   constructor(
     private readonly tx: Transaction,
@@ -79,7 +112,7 @@ export class TermRows {
   async append(checkpoint: Checkpoint, previous: IndexPosition | undefined): Promise<void> {
     const { taskId } = checkpoint;
     const words = this.wordsOf(checkpoint);
-    const open = previous === undefined ? new Map<string, IndexPosition>() : await this.openRuns(taskId);
+    const open: ReadonlyMap<string, IndexPosition> = previous === undefined ? new Map() : await this.openRuns(taskId);
     const next = new Map<string, IndexPosition>();
     let changed = false;
     for (const [word, start] of open) {
@@ -136,7 +169,7 @@ export class TermRows {
     if (!newest) {
       for (const word of fresh) this.tx.set(this.runKey(word, taskId, at), this.lastValue(at));
     } else {
-      const open = await this.openRuns(taskId);
+      const open = new Map(await this.openRuns(taskId));
       for (const [word, start] of open) {
         if (now.has(word)) continue;
         if (!dropped.has(word)) this.tx.set(await this.openKey(word, taskId, start), this.lastValue(at));
@@ -204,12 +237,14 @@ export class TermRows {
     });
   }
 
-  /** The open runs of a task (the words of its newest checkpoint), each with where it starts. */
-  async openRuns(taskId: string): Promise<Map<string, IndexPosition>> {
+  /** The open runs of a task (the words of its newest checkpoint), each with where it starts; shared, never to be changed. */
+  async openRuns(taskId: string): Promise<ReadonlyMap<string, IndexPosition>> {
     const key = this.spaces.openTerms.pack(taskId);
     const value = await this.tx.get(key);
     const runs = new Map<string, IndexPosition>();
     if (value === undefined) return runs;
+    const kept = OPEN_RUNS.get(key, value);
+    if (kept !== undefined) return kept;
     // Lines: each start as "@n createdAt checkpointId", then each word as "word n" (`writeOpenRuns`).
     const lines = decodeWith<string>(this.codecs.openTerms, value, EMPTY).split('\n');
     const starts = new Map<string, IndexPosition>();
@@ -222,6 +257,7 @@ export class TermRows {
       if (head.charCodeAt(0) === AT) starts.set(head.slice(1), { createdAt: tail.slice(0, tail.indexOf(' ')), checkpointId: tail.slice(tail.indexOf(' ') + 1) });
       else runs.set(head, starts.get(tail)!);
     }
+    OPEN_RUNS.set(key, value, runs);
     return runs;
   }
 
@@ -230,7 +266,8 @@ export class TermRows {
    * task's runs start together), `@n createdAt checkpointId`, then one per
    * word, `word n`. Words, times and ids hold no space or line break, and a
    * line of text is several times cheaper to make and read than a
-   * MessagePack map of a hundred entries, on every create.
+   * MessagePack map of a hundred entries, on every create. `runs` is kept
+   * as the task's open runs (`OpenRunsCache`): the caller leaves it as it is.
    */
   writeOpenRuns(taskId: string, runs: ReadonlyMap<string, IndexPosition>): void {
     // Runs that start together share one position object (`openRuns`, `append`): told apart by identity, not by text.
@@ -246,7 +283,10 @@ export class TermRows {
       }
       body += `${word} ${at}\n`;
     }
-    this.tx.set(this.spaces.openTerms.pack(taskId), this.codecs.openTerms.encode(head + body, EMPTY));
+    const key = this.spaces.openTerms.pack(taskId);
+    const bytes = this.codecs.openTerms.encode(head + body, EMPTY);
+    this.tx.set(key, bytes);
+    OPEN_RUNS.set(key, bytes, runs);
   }
 
   /** The words whose runs start at `start` in the task, as its `taskTerms` row lists them. */
