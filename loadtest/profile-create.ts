@@ -5,6 +5,9 @@
  *
  *   npx tsx loadtest/profile-create.ts [outdir]
  *
+ * SCENARIO=get profiles reads of 2,000 checkpoints; SCENARIO=history, pages
+ * of 100 of the history tasks at one connection, as `bench:http` reads them.
+ *
  * @module
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -13,8 +16,9 @@ import { join } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
-import { taskId } from './lib/http-payloads.js';
-import { closedLoop, getRequests, postRequests } from './lib/http-scenarios.js';
+import { historyTaskId, taskId } from './lib/http-payloads.js';
+import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
+import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
 import { summarize, type Profile } from './lib/profile-summary.js';
 import { memoryOf } from './lib/proc.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
@@ -32,7 +36,10 @@ async function main(): Promise<void> {
   const memory0 = memoryOf(baton.child.pid);
   // SCENARIO=get profiles reads of 2,000 checkpoints instead of creates.
   const ids = process.env.SCENARIO === 'get' ? (await concurrently(2000, 32, (i) => createCheckpoint(baton.url, taskId(i)))).map((c) => c.id) : [];
-  const create = await closedLoop(baton, process.env.SCENARIO === 'get' ? getRequests(ids) : postRequests, CONNECTIONS);
+  if (process.env.SCENARIO === 'history') await concurrently(HISTORY_TASKS * HISTORY_PER_TASK, 32, (i) => createCheckpoint(baton.url, historyTaskId(i % HISTORY_TASKS)));
+  const scenario = { get: [getRequests(ids), CONNECTIONS], history: [historyRequests, 1] } as const;
+  const [requests, connections] = scenario[process.env.SCENARIO as keyof typeof scenario] ?? [postRequests, CONNECTIONS];
+  const create = await closedLoop(baton, requests, connections);
   const memory1 = memoryOf(baton.child.pid);
   const metrics = await (await fetch(`${baton.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
   const heap = metrics.split('\n').filter((line) => /^nodejs_(heap_size_(used|total)|external_memory)_bytes|^nodejs_heap_space_size_used_bytes/.test(line));

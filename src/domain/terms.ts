@@ -87,27 +87,59 @@ function searchedText(checkpoint: Checkpoint, visit: (text: string) => boolean):
 
 const TEXT_FIELDS = ['description', 'blocker', 'decision', 'rationale', 'id'] as const;
 
-/** Adds the terms of `text` to `terms`; false once `terms` is full. */
+/** Adds the terms of `text` to `terms`, in the order written; false once `terms` is full. */
 function addTerms(text: string, terms: Set<string>): boolean {
-  if (!NON_ASCII.test(text)) addAsciiTerms(text.toLowerCase(), terms);
-  else {
-    for (const [word] of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
-      if (terms.size >= MAX_TERMS) break;
-      if (word.length >= MIN_TERM_LENGTH && !isOneCharacter(word) && !STOP_WORDS.has(word)) terms.add(word);
-    }
+  for (const word of wordsIn(text)) {
+    if (terms.size >= MAX_TERMS) break;
+    terms.add(word);
   }
   return terms.size < MAX_TERMS;
+}
+
+/**
+ * The words of the texts read last, by text. An agent's next checkpoint
+ * repeats most of its last one's items and decisions word for word, so most
+ * of a create's texts were split by the create before it; looking a text up
+ * costs a hash of it, splitting it several times that. Bounded, the least
+ * recently used going first; long texts are split each time.
+ */
+const SPLIT = new Map<string, readonly string[]>();
+const SPLIT_CAPACITY = 2048;
+const SPLIT_MAX_LENGTH = 1024;
+
+/** The terms of `text` in the order written, repeats included (at most {@link MAX_TERMS} distinct). */
+function wordsIn(text: string): readonly string[] {
+  if (text.length > SPLIT_MAX_LENGTH) return split(text);
+  let words = SPLIT.get(text);
+  if (words !== undefined) {
+    SPLIT.delete(text);
+  } else {
+    words = split(text);
+    if (SPLIT.size >= SPLIT_CAPACITY) SPLIT.delete(SPLIT.keys().next().value!);
+  }
+  SPLIT.set(text, words);
+  return words;
+}
+
+function split(text: string): string[] {
+  const words: string[] = [];
+  if (!NON_ASCII.test(text)) addAsciiTerms(text.toLowerCase(), words);
+  else {
+    for (const [word] of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
+      if (word.length >= MIN_TERM_LENGTH && !isOneCharacter(word) && !STOP_WORDS.has(word)) words.push(word);
+    }
+  }
+  return words;
 }
 
 /** What separates words in lower-cased ASCII text, where {@link WORD} finds runs of `a`–`z` and `0`–`9`. */
 const ASCII_SEPARATORS = /[^a-z0-9]+/;
 
 /** The same words as {@link WORD} finds, for lower-cased ASCII text: most text is ASCII, and splitting it is faster. */
-function addAsciiTerms(text: string, terms: Set<string>): void {
+function addAsciiTerms(text: string, words: string[]): void {
   for (const word of text.split(ASCII_SEPARATORS)) {
     if (word.length < MIN_TERM_LENGTH || STOP_WORDS.has(word)) continue;
-    terms.add(word);
-    if (terms.size >= MAX_TERMS) return;
+    words.push(word);
   }
 }
 

@@ -61,6 +61,8 @@ describe('queryTerms', () => {
     fc.assert(
       fc.property(text, (t) => {
         expect(queryTerms(t)).toEqual(reference(t));
+        // Asked again, a text's words come from memory (the split cache): the same words.
+        expect(queryTerms(t)).toEqual(reference(t));
       }),
       { numRuns: 1_000 },
     );
@@ -116,6 +118,15 @@ describe('termsOf', () => {
     const terms = termsOf(checkpoint({ executionState: { completedItems: [words.slice(0, 700).join(' ')], currentFocus: words.slice(700).join(' ') } }));
     expect(terms.size).toBe(MAX_TERMS);
     expect([...terms]).toEqual(words.slice(0, MAX_TERMS));
+  });
+
+  it('holds the first MAX_TERMS terms of many short texts, each split once and then remembered', () => {
+    const items = Array.from({ length: 400 }, (_, i) => `step${i} word${2 * i} shared word${2 * i + 1} the`);
+    const inOrder = [...new Set(items.flatMap((item) => item.split(' ').filter((word) => word !== 'the')))];
+    expect(inOrder.length).toBeGreaterThan(MAX_TERMS);
+    for (let round = 0; round < 2; round++) {
+      expect([...termsOf(checkpoint({ executionState: { completedItems: items } }))]).toEqual(inOrder.slice(0, MAX_TERMS));
+    }
   });
 
   it('is empty for a checkpoint without text', () => {
