@@ -15,7 +15,7 @@ import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
-import { CheckpointDoc, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
+import { CheckpointDoc, compressAhead, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
 import { present } from './invariants.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
@@ -51,10 +51,24 @@ export function prepare(ctx: ServiceContext, checkpoint: Checkpoint): Prepared {
   return { stored, hash };
 }
 
+/** Creates in progress in this process: one that finds others has its record compressed on the compression thread. */
+let creating = 0;
+
 export async function createCheckpoint(ctx: ServiceContext, command: CreateCheckpoint): Promise<WriteResult> {
+  creating += 1;
+  try {
+    return await create(ctx, command);
+  } finally {
+    creating -= 1;
+  }
+}
+
+async function create(ctx: ServiceContext, command: CreateCheckpoint): Promise<WriteResult> {
   const { input, checkpointId: id, taskId } = command;
   const built = buildCheckpoint(input, id, command.at);
   const first = prepare(ctx, built);
+  // Alone, compressing here answers sooner; beside other creates, this thread has their work to do meanwhile.
+  if (creating > 1) await compressAhead(first.stored);
   let written: Prepared = first;
   const { result, replayed } = await runInTask<Written>(ctx, command, taskId, async (write) => {
     const { repo, head } = write;

@@ -12,7 +12,7 @@
  * @module
  */
 import { openPlain } from '../../crypto/keyring.js';
-import { compress, decompress } from './compression.js';
+import { compress, compressOffThread, decompress } from './compression.js';
 import { decodeValue, encodeValue, type SPACES, type ValueCodec } from '../../store/keyspace.js';
 import type { Bytes } from '../../store/store.js';
 
@@ -65,9 +65,43 @@ const PLAIN: ValueCodec = {
   decode: (bytes) => decodeValue(openPlain(bytes)),
 };
 
+/** A checkpoint record's fields, as far as {@link compressAhead} checks them. */
+interface RecordFields {
+  c?: unknown;
+  h?: unknown;
+  s?: unknown;
+}
+
+/** Records compressed before their transaction, by the object then written, with the fields they had. */
+const AHEAD = new WeakMap<object, { c: unknown; h: unknown; bytes: Buffer }>();
+
+/**
+ * Compresses a checkpoint record (`{ c, h }`) before the transaction that
+ * writes it, on the compression thread (`compressOffThread`); the record
+ * codecs then write these bytes instead of compressing again on this
+ * thread. A record whose text or hash differs by then (or that carries a
+ * signature) is compressed when written, as ever.
+ */
+export async function compressAhead(record: RecordFields & object): Promise<void> {
+  if (record.s !== undefined) return;
+  const { c, h } = record;
+  const bytes = await compressOffThread(encodeValue(record));
+  AHEAD.set(record, { c, h, bytes });
+}
+
+/** A record's MessagePack, compressed: the bytes {@link compressAhead} made when its fields are still those. */
+function recordBytes(value: unknown): Buffer {
+  if (typeof value === 'object' && value !== null) {
+    const ahead = AHEAD.get(value);
+    const fields = value as RecordFields;
+    if (ahead !== undefined && fields.s === undefined && ahead.c === fields.c && ahead.h === fields.h) return ahead.bytes;
+  }
+  return compress(encodeValue(value));
+}
+
 /** A record as MessagePack, compressed; one written uncompressed (by an earlier release) reads as it is. */
 const PLAIN_RECORD: ValueCodec = {
-  encode: (value) => compress(encodeValue(value)),
+  encode: (value) => recordBytes(value),
   decode: (bytes) => decodePlain(openPlain(bytes)),
 };
 
@@ -84,7 +118,7 @@ export function codecsFor(sealing: Sealing | undefined): Codecs {
       decode: (bytes, aad) => decodeValue(sealing.open(bytes, aad)),
     };
     const sealedRecord: ValueCodec = {
-      encode: (value, aad) => sealing.seal(compress(encodeValue(value)), aad),
+      encode: (value, aad) => sealing.seal(recordBytes(value), aad),
       decode: (bytes, aad) => decodePlain(sealing.open(bytes, aad)),
     };
     codecs = codecTable((space) => (COMPRESSED.has(space) ? sealedRecord : SEALED[space] ? sealed : PLAIN));

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { DeflateWorker } from './deflate-worker.js';
 import { RawDeflater, RawInflater } from './zlib-engine.js';
 
 const MARK = 0xc1;
@@ -48,8 +49,11 @@ const DICTIONARIES: ReadonlyMap<number, Buffer> = new Map([
     ),
   ],
 ]);
+const DEFLATE_OPTIONS = { level: LEVEL, windowBits: WINDOW_BITS, dictionary: DICTIONARIES.get(DEFLATE_V1)! };
 /** One reused stream per direction (`zlib-engine.ts`): making a zlib stream cost more than compressing a record. */
-const DEFLATER = new RawDeflater({ level: LEVEL, windowBits: WINDOW_BITS, dictionary: DICTIONARIES.get(DEFLATE_V1)! });
+const DEFLATER = new RawDeflater(DEFLATE_OPTIONS);
+/** The thread that compresses records of creates made while others are in progress (`compressOffThread`). */
+export const DEFLATE_THREAD = new DeflateWorker(DEFLATE_OPTIONS);
 const INFLATERS: ReadonlyMap<number, RawInflater> = new Map(
   [...DICTIONARIES].map(([method, dictionary]) => [method, new RawInflater({ windowBits: WINDOW_BITS, dictionary })]),
 );
@@ -60,14 +64,34 @@ export class CompressionError extends Error {}
 /** `bytes` compressed when that makes it smaller, else `bytes` as it is. */
 export function compress(bytes: Buffer): Buffer {
   if (bytes.length < MIN_BYTES) return bytes;
-  const data = DEFLATER.deflate(bytes);
+  return framed(bytes, DEFLATER.deflate(bytes));
+}
+
+/**
+ * What {@link compress} gives, the DEFLATE work done on the compression
+ * thread (`deflate-worker.ts`) so that this thread serves other requests
+ * meanwhile; on this thread when that one is not available.
+ */
+export async function compressOffThread(bytes: Buffer): Promise<Buffer> {
+  if (bytes.length < MIN_BYTES || !DEFLATE_THREAD.usable) return compress(bytes);
+  let data: Uint8Array;
+  try {
+    data = await DEFLATE_THREAD.deflate(bytes);
+  } catch {
+    return compress(bytes);
+  }
+  return framed(bytes, data);
+}
+
+/** `data`, the DEFLATE of `bytes`, behind the head; `bytes` itself when that is no smaller. */
+function framed(bytes: Buffer, data: Uint8Array): Buffer {
   if (data.length + HEAD_BYTES >= bytes.length) return bytes;
   const out = Buffer.allocUnsafe(HEAD_BYTES + data.length);
   out[0] = MARK;
   out[1] = COMPRESSED;
   out[2] = DEFLATE_V1;
   out.writeUInt32LE(bytes.length, 3);
-  data.copy(out, HEAD_BYTES);
+  out.set(data, HEAD_BYTES);
   return out;
 }
 

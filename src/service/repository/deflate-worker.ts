@@ -1,0 +1,131 @@
+/**
+ * Raw DEFLATE on a worker thread. Compressing a checkpoint record was the
+ * largest single piece of native work on a create's event loop (~7 % of it
+ * under load, `docs/performance.md`); the service's other thread is mostly
+ * idle, since LMDB's writer sleeps between commits. A create that finds
+ * others in progress sends its record here before its transaction and
+ * waits for the bytes, which are the very bytes `deflateRawSync` gives with
+ * the same options.
+ *
+ * One thread, started on first use and not keeping the process alive. If it
+ * fails (it cannot start, it exits, it throws), every value waiting on it is
+ * refused and the callers compress on their own thread; a failed thread is
+ * not started again.
+ *
+ * @module
+ */
+import { Worker } from 'node:worker_threads';
+import type { ZlibOptions } from 'node:zlib';
+
+/** The thread's code, as a script (the service runs as TypeScript under the tests and as JavaScript in production). */
+const SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { deflateRawSync } = require('node:zlib');
+const options = { ...workerData, dictionary: workerData.dictionary === undefined ? undefined : Buffer.from(workerData.dictionary) };
+parentPort.on('message', ({ id, bytes }) => {
+  let data;
+  try {
+    // An exact copy: a zlib result is a view of a larger buffer, which would travel whole.
+    data = new Uint8Array(deflateRawSync(bytes, options));
+  } catch (error) {
+    parentPort.postMessage({ id, error: String(error) });
+    return;
+  }
+  parentPort.postMessage({ id, data }, [data.buffer]);
+});
+`;
+
+interface Waiting {
+  resolve(data: Uint8Array): void;
+  reject(error: Error): void;
+}
+
+export class DeflateWorker {
+  private worker: Worker | undefined;
+  private failed = false;
+  private next = 0;
+  /** Values deflated on the thread so far. */
+  private done = 0;
+  private readonly waiting = new Map<number, Waiting>();
+  private readonly options: ZlibOptions;
+
+  constructor(options: ZlibOptions) {
+    this.options = options;
+  }
+
+  /** Whether values can still be sent (false once the thread failed). */
+  get usable(): boolean {
+    return !this.failed;
+  }
+
+  /** How many values the thread has deflated. */
+  get deflated(): number {
+    return this.done;
+  }
+
+  /** How many values wait for their bytes. */
+  get pending(): number {
+    return this.waiting.size;
+  }
+
+  /** `bytes` deflated on the thread; refused if the thread fails meanwhile. */
+  deflate(bytes: Uint8Array): Promise<Uint8Array> {
+    const worker = this.start();
+    if (worker === undefined) return Promise.reject(new Error('The compression thread is not available.'));
+    const id = this.next++;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      if (this.waiting.size === 1) worker.ref();
+      worker.postMessage({ id, bytes });
+    });
+  }
+
+  /** Stops the thread (tests); values waiting are refused. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.fail(new Error('The compression thread was stopped.'));
+    await worker?.terminate();
+  }
+
+  private start(): Worker | undefined {
+    if (this.failed) return undefined;
+    if (this.worker !== undefined) return this.worker;
+    try {
+      const { dictionary, ...rest } = this.options;
+      const worker = new Worker(SOURCE, {
+        eval: true,
+        workerData: { ...rest, ...(dictionary === undefined ? {} : { dictionary: new Uint8Array(dictionary as Uint8Array) }) },
+      });
+      worker.unref();
+      worker.on('message', (message: { id: number; data?: Uint8Array; error?: string }) => this.answer(message));
+      worker.on('error', (error) => this.fail(error));
+      worker.on('exit', () => this.fail(new Error('The compression thread exited.')));
+      this.worker = worker;
+      return worker;
+    } catch (error) {
+      this.fail(error instanceof Error ? error : new Error(String(error)));
+      return undefined;
+    }
+  }
+
+  private answer({ id, data, error }: { id: number; data?: Uint8Array; error?: string }): void {
+    const waiting = this.waiting.get(id);
+    if (waiting === undefined) return;
+    this.waiting.delete(id);
+    // Idle, the thread must not keep the process alive.
+    if (this.waiting.size === 0) this.worker?.unref();
+    if (data !== undefined) {
+      this.done += 1;
+      waiting.resolve(data);
+    }
+    else waiting.reject(new Error(error ?? 'The compression thread answered nothing.'));
+  }
+
+  private fail(error: Error): void {
+    this.failed = true;
+    this.worker = undefined;
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const { reject } of waiting) reject(error);
+  }
+}

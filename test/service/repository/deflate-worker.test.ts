@@ -1,0 +1,67 @@
+/**
+ * Records of creates made beside others are compressed on a worker thread
+ * (`deflate-worker.ts`, `compressAhead`): the bytes are zlib's own, what is
+ * stored reads back, and a thread that fails leaves every value compressed
+ * on the calling thread instead.
+ */
+import { deflateRawSync } from 'node:zlib';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compress, DEFLATE_THREAD, decompress, isCompressed } from '../../../src/service/repository/compression.js';
+import { DeflateWorker } from '../../../src/service/repository/deflate-worker.js';
+import { decodeValue, tenantKeyspace } from '../../../src/store/keyspace.js';
+import { auth, checkpointBody, useTestApp } from '../../support/app.js';
+
+const dictionary = Buffer.from('{"taskId":"","agentId":"","executionState":{"completedItems":[]}}');
+const options = { level: 1, windowBits: 12, dictionary };
+const worker = new DeflateWorker(options);
+afterAll(() => worker.close());
+
+describe('DeflateWorker', () => {
+  it('deflates to the very bytes deflateRawSync gives, many values at once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 20_000 }), { minLength: 1, maxLength: 20 }), async (arrays) => {
+        const out = await Promise.all(arrays.map((array) => worker.deflate(array)));
+        for (const [i, array] of arrays.entries()) expect(Buffer.from(out[i]!).equals(deflateRawSync(array, options))).toBe(true);
+      }),
+      { numRuns: 30 },
+    );
+    expect(worker.pending).toBe(0);
+  });
+
+  it('refuses what waits when the thread stops, and is not used again', async () => {
+    const stopped = new DeflateWorker(options);
+    const refused = expect(stopped.deflate(Buffer.from('x'.repeat(5000)))).rejects.toThrow(/stopped/);
+    await stopped.close();
+    await refused;
+    expect(stopped.usable).toBe(false);
+    await expect(stopped.deflate(Buffer.from('y'))).rejects.toThrow(/not available/);
+  });
+});
+
+describe('records of concurrent creates', () => {
+  const testApp = useTestApp();
+
+  it('are compressed on the thread and read back as created', async () => {
+    const { app, store } = testApp();
+    const before = DEFLATE_THREAD.deflated;
+    const bodies = Array.from({ length: 40 }, (_, i) =>
+      checkpointBody(`task-thread-${i % 4}`, { contextSummary: { keyDecisions: [`decision ${i}: the sweeper owns expiry, and the lease table keeps the epoch`.repeat(8)] } }),
+    );
+    const created = await Promise.all(bodies.map((payload) => app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload })));
+    expect(created.map((res) => res.statusCode)).toEqual(bodies.map(() => 201));
+    expect(DEFLATE_THREAD.deflated).toBeGreaterThan(before);
+    for (const res of created) {
+      const { id, taskId } = res.json() as { id: string; taskId: string };
+      const stored = await store.transact(async (tx) => Buffer.from((await tx.get(tenantKeyspace('default').checkpoints.pack(taskId, id, 0)))!), { readOnly: true });
+      expect(isCompressed(stored)).toBe(true);
+      const record = decodeValue<{ c: string; h: string }>(decompress(stored));
+      // The same bytes this thread would have written.
+      expect(compress(Buffer.from(decompress(stored))).equals(stored)).toBe(true);
+      const read = await app.inject({ method: 'GET', url: `/v1/checkpoints/${id}`, headers: auth() });
+      expect(read.statusCode).toBe(200);
+      expect(read.json()).toEqual(res.json());
+      expect((read.json() as { compliance: { hash: string } }).compliance.hash).toBe(record.h);
+    }
+  });
+});
