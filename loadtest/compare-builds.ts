@@ -10,8 +10,9 @@
  *   BENCH_BASELINE=/tmp/before/dist/main.js npm run bench:builds
  *
  * Environment: BENCH_BASELINE (required), BENCH_PAIRED_ROUNDS (default 4),
- * BENCH_SCENARIO (`create`, the default, or `get`: reads of 2,000
- * checkpoints created first on each side), and the HTTP benchmark's
+ * BENCH_SCENARIO (`create`, the default; `get`: reads of 2,000
+ * checkpoints created first on each side; `history`: pages of 100 of the
+ * history tasks at one connection, as `bench:http` reads them), and the HTTP benchmark's
  * BENCH_SECONDS, BENCH_CONNECTIONS. Prints one line
  * per run (rate, event loop and server CPU per request) and the mean of the
  * rounds after the first, whose creates are most tasks' first.
@@ -23,8 +24,9 @@ import { join } from 'node:path';
 import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
 import { TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
-import { taskId } from './lib/http-payloads.js';
-import { closedLoop, getRequests, postRequests } from './lib/http-scenarios.js';
+import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
+import { historyTaskId, taskId } from './lib/http-payloads.js';
+import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 
 const BASELINE = process.env.BENCH_BASELINE ?? '';
@@ -40,17 +42,20 @@ async function main(): Promise<void> {
     { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz') },
     { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz') },
   ];
-  if (SCENARIO !== 'create' && SCENARIO !== 'get') throw new Error('BENCH_SCENARIO is create or get.');
+  if (SCENARIO !== 'create' && SCENARIO !== 'get' && SCENARIO !== 'history') throw new Error('BENCH_SCENARIO is create, get or history.');
   const requests = await Promise.all(
-    sides.map(async ({ server }) =>
-      SCENARIO === 'get' ? getRequests((await concurrently(2000, 32, (i) => createCheckpoint(server.url, taskId(i)))).map((c) => c.id)) : postRequests,
-    ),
+    sides.map(async ({ server }) => {
+      if (SCENARIO === 'get') return getRequests((await concurrently(2000, 32, (i) => createCheckpoint(server.url, taskId(i)))).map((c) => c.id));
+      if (SCENARIO === 'history') await concurrently(HISTORY_TASKS * HISTORY_PER_TASK, 32, (i) => createCheckpoint(server.url, historyTaskId(i % HISTORY_TASKS)));
+      return SCENARIO === 'history' ? historyRequests : postRequests;
+    }),
   );
+  const connections = SCENARIO === 'history' ? 1 : undefined;
   const sums = sides.map(() => ({ rate: 0, loop: 0, cpu: 0 }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, { name, server }] of sides.entries()) {
-      const run = await closedLoop(server, requests[i]!);
-      console.log(`round ${round} ${name.padEnd(10)} ${run.okPerSec.toFixed(0).padStart(6)}/s  event loop ${run.cpu.eventLoopUsPerReq.toFixed(0)} µs/req  server CPU ${run.cpu.serverUsPerReq.toFixed(0)} µs/req`);
+      const run = await closedLoop(server, requests[i]!, connections);
+      console.log(`round ${round} ${name.padEnd(10)} ${run.okPerSec.toFixed(0).padStart(6)}/s  p50 ${run.p50Ms.toFixed(2)} ms  event loop ${run.cpu.eventLoopUsPerReq.toFixed(0)} µs/req  server CPU ${run.cpu.serverUsPerReq.toFixed(0)} µs/req`);
       if (round === 0) continue;
       sums[i]!.rate += run.okPerSec;
       sums[i]!.loop += run.cpu.eventLoopUsPerReq;

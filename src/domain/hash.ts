@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalize } from './canonical-json.js';
 import type { Checkpoint } from './checkpoint.js';
 
@@ -22,8 +22,9 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/** SHA-256, hex; one-shot `crypto.hash`, which skips the Hash object a create/update/digest chain makes (~1 µs a call). */
 export function sha256Hex(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /** The canonical bytes that are hashed, and their hash. */

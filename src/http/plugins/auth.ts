@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -60,7 +60,7 @@ interface TokenEntry {
 }
 
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  return hash('sha256', text, 'buffer');
 }
 
 /** Whether a route (by its pattern, e.g. `/docs/static/*`) answers without a token. */
