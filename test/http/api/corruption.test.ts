@@ -171,3 +171,16 @@ describe('corruption of every checkpoint and of the current version only', () =>
     expect(v1.json()).toEqual(cp);
   });
 });
+
+describe.each([
+  ['a changed character in the content', tamper],
+  ['bytes that are not MessagePack', garble],
+  ['a damaged compressed block', crush],
+])('a checkpoint read, then corrupted by %s', (_name, corrupt) => {
+  it('is caught on the next read: records read lately are kept decoded only with the very bytes they came from', async () => {
+    const cp = await create('task-read-then-corrupt');
+    for (let i = 0; i < 2; i++) expect((await get(`/v1/checkpoints/${String(cp.id)}`)).statusCode).toBe(200);
+    await corrupt(cp);
+    expectCorrupted(await get(`/v1/checkpoints/${String(cp.id)}`));
+  });
+});
