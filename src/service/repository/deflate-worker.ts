@@ -94,6 +94,8 @@ export class DeflateWorker {
       const { dictionary, ...rest } = this.options;
       const worker = new Worker(SOURCE, {
         eval: true,
+        // The thread holds a value or two at a time: a small heap, not the service's young generation of 3 x 32 MB.
+        resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
         workerData: { ...rest, ...(dictionary === undefined ? {} : { dictionary: new Uint8Array(dictionary as Uint8Array) }) },
       });
       worker.unref();
