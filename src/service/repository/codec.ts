@@ -106,7 +106,8 @@ function recordBytes(value: unknown): Buffer {
  * takes the record kept (equal bytes decode to an equal record); the reader
  * still checks its hash against its text, as every read does. Bounded by
  * the bytes it holds, the least recently used going first. Records are
- * shared between reads: frozen.
+ * shared between reads: frozen. Records of tenants sealed at rest are not
+ * kept.
  */
 class DecodedRecords {
   private readonly entries = new Map<string, { bytes: Uint8Array; record: unknown; size: number }>();
@@ -167,7 +168,8 @@ export function codecsFor(sealing: Sealing | undefined): Codecs {
     };
     const sealedRecord: ValueCodec = {
       encode: (value, aad) => sealing.seal(recordBytes(value), aad),
-      decode: (bytes, aad) => DECODED.read(bytes, aad, () => decodePlain(sealing.open(bytes, aad))),
+      // Not kept decoded: a tenant sealed at rest has its plaintext in memory only while a request needs it.
+      decode: (bytes, aad) => decodePlain(sealing.open(bytes, aad)),
     };
     codecs = codecTable((space) => (COMPRESSED.has(space) ? sealedRecord : SEALED[space] ? sealed : PLAIN));
     sealedCodecs.set(sealing, codecs);

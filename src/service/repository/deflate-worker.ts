@@ -4,8 +4,8 @@
  * under load, `docs/performance.md`); the service's other thread is mostly
  * idle, since LMDB's writer sleeps between commits. A create that finds
  * others in progress sends its record here before its transaction and
- * waits for the bytes, which are the very bytes `deflateRawSync` gives with
- * the same options.
+ * waits for the bytes, which `deflateRawSync` makes there with the same
+ * options: raw DEFLATE that reads back as any other record does.
  *
  * One thread, started on first use and not keeping the process alive. If it
  * fails (it cannot start, it exits, it throws), every value waiting on it is

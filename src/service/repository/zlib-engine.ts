@@ -7,7 +7,8 @@
  * of it making and dropping the stream (`docs/performance.md`). Here one
  * stream's native handle is kept and reset after each value, which is what
  * the sync functions do once: `writeSync` with Z_FINISH, then `reset`, which
- * loads the dictionary again. The handle is the stream's own (`_handle`, in
+ * loads the dictionary again. What it writes is raw DEFLATE like theirs,
+ * read back by either, though not always the same bytes (`deflate`). The handle is the stream's own (`_handle`, in
  * Node since v0.x); where a Node release lacks it, the sync functions are
  * used instead, with the same output.
  *
@@ -92,7 +93,13 @@ export class RawDeflater extends Engine {
     this.options = options;
   }
 
-  /** `bytes` deflated: the same bytes `deflateRawSync(bytes, options)` gives. */
+  /**
+   * `bytes` deflated: raw DEFLATE that any inflater reads back with the same
+   * dictionary. Not always the bytes a fresh stream gives: zlib's reset
+   * clears the hash heads but not the chains behind them, so a reused
+   * stream may find a match (a real one, checked byte by byte) that a fresh
+   * stream would not.
+   */
   deflate(bytes: Uint8Array): Buffer {
     if (!this.reused) return deflateRawSync(bytes, this.options);
     // zlib's bound for stored blocks, and room for the end: deflate never needs more.
