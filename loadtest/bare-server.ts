@@ -22,12 +22,16 @@
  *                              create on this machine, measured in the same run.
  *
  * Environment: PORT (default 0), HOST (default 127.0.0.1), BARE_BODY_LIMIT
- * (bytes; the benchmark passes Baton's), LOG_LEVEL (default warn). Prints
- * `Server listening at <url>` on stdout once it listens, whatever the log
- * level, and closes on SIGINT/SIGTERM.
+ * (bytes; the benchmark passes Baton's), LOG_LEVEL (default warn),
+ * BARE_PROCESSES (default 1: with more, that many processes of the server
+ * share the port through node:cluster, and the floor route's LMDB
+ * environment, which LMDB lets several processes write; `cores-bench.ts`).
+ * Prints `Server listening at <url>` on stdout once it listens (every
+ * process), whatever the log level, and closes on SIGINT/SIGTERM.
  *
  * @module
  */
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { open } from 'lmdb';
@@ -39,39 +43,69 @@ const host = process.env.HOST ?? '127.0.0.1';
 const bodyLimit = Number(process.env.BARE_BODY_LIMIT ?? 2 * 1024 * 1024);
 const level = process.env.LOG_LEVEL ?? 'warn';
 
-const app = Fastify({ bodyLimit, logger: { level } });
-
-let latest: unknown = { ok: true };
-
-app.post('/v1/checkpoints', async (request, reply) => {
-  latest = request.body;
-  return reply.code(201).send(request.body);
-});
-
-app.get('/v1/checkpoints/:id', async () => latest);
-
-const floorDir = process.env.BARE_FLOOR_DIR;
-if (floorDir) {
-  const db = open({ path: floorDir, noSubdir: false, overlappingSync: false, noSync: false, compression: false, encoding: 'binary', keyEncoding: 'binary' });
-  app.post('/floor/checkpoints', async (request, reply) => {
-    const parsed = checkpointInput.safeParse(request.body);
-    if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
-    const id = randomUUID();
-    const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
-    const hash = sha256Hex(canonical);
-    await db.put(Buffer.from(id), Buffer.from(canonical));
-    return reply.code(201).send({ id, hash, ...parsed.data });
-  });
-}
-
-const address = await app.listen({ port, host });
-console.log(`Server listening at ${address}`);
-
+const processes = Math.max(1, Number(process.env.BARE_PROCESSES ?? 1));
 let closing = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (closing) return;
-    closing = true;
-    void app.close().then(() => process.exit(0));
+
+/** The routes, listening; in each process when there are several. */
+async function serve(): Promise<void> {
+  const app = Fastify({ bodyLimit, logger: { level } });
+
+  let latest: unknown = { ok: true };
+
+  app.post('/v1/checkpoints', async (request, reply) => {
+    latest = request.body;
+    return reply.code(201).send(request.body);
   });
+
+  app.get('/v1/checkpoints/:id', async () => latest);
+
+  const floorDir = process.env.BARE_FLOOR_DIR;
+  if (floorDir) {
+    const db = open({ path: floorDir, noSubdir: false, overlappingSync: false, noSync: false, compression: false, encoding: 'binary', keyEncoding: 'binary' });
+    app.post('/floor/checkpoints', async (request, reply) => {
+      const parsed = checkpointInput.safeParse(request.body);
+      if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
+      const id = randomUUID();
+      const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
+      const hash = sha256Hex(canonical);
+      await db.put(Buffer.from(id), Buffer.from(canonical));
+      return reply.code(201).send({ id, hash, ...parsed.data });
+    });
+  }
+
+  const address = await app.listen({ port, host });
+  if (processes === 1) console.log(`Server listening at ${address}`);
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (closing) return;
+      closing = true;
+      void app.close().then(() => process.exit(0));
+    });
+  }
 }
+
+/** Several processes: this one serves nothing, starts them, and reports the port once every one listens. */
+function startProcesses(): void {
+  let listening = 0;
+  cluster.on('listening', (_, address) => {
+    if (++listening === processes) console.log(`Server listening at http://${host}:${address.port}`);
+  });
+  cluster.on('exit', (_, code, signal) => {
+    if (Object.keys(cluster.workers ?? {}).length === 0 && closing) process.exit(0);
+    if (closing) return;
+    console.error(`a server process exited (${code ?? signal}): stopping`);
+    process.exit(1);
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (closing) return;
+      closing = true;
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.kill(signal);
+    });
+  }
+  for (let i = 0; i < processes; i++) cluster.fork();
+}
+
+if (processes > 1 && cluster.isPrimary) startProcesses();
+else await serve();

@@ -94,16 +94,42 @@ export interface Cpu {
   generatorPct: number;
 }
 
-/** Starts measuring the CPU of the server `pid` and of this process; call the result with the number of requests completed. */
-export function cpuMeter(pid: number | undefined): (requests: number) => Cpu {
-  const server0 = cpuSecondsOf(pid);
-  const main0 = cpuSecondsOf(pid, true);
+/** `pid` and every process below it (a cluster's primary and its workers), from the parent ids in /proc/<n>/stat. */
+export function processTree(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Field 4, the parent's pid, is the second after the parenthesised command name.
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(parent, [...(parents.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // The process exited meanwhile.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/**
+ * Starts measuring the CPU of the server `pid` and of this process; call the
+ * result with the number of requests completed. With `tree`, the server is
+ * `pid` and the processes below it, found now (a cluster's workers): its
+ * CPU is theirs summed, and its event loop their main threads' summed.
+ */
+export function cpuMeter(pid: number | undefined, tree = false): (requests: number) => Cpu {
+  const pids: (number | undefined)[] = pid === undefined || !tree ? [pid] : processTree(pid);
+  const sum = (mainThread: boolean): number => pids.reduce<number>((total, p) => total + cpuSecondsOf(p, mainThread), 0);
+  const server0 = sum(false);
+  const main0 = sum(true);
   const generator0 = process.cpuUsage();
   const t0 = performance.now();
   return (requests) => {
     const wall = (performance.now() - t0) / 1000;
-    const serverSeconds = cpuSecondsOf(pid) - server0;
-    const mainSeconds = cpuSecondsOf(pid, true) - main0;
+    const serverSeconds = sum(false) - server0;
+    const mainSeconds = sum(true) - main0;
     const generator = process.cpuUsage(generator0);
     return {
       serverPct: round((100 * serverSeconds) / wall, 1),
