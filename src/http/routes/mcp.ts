@@ -6,12 +6,18 @@
  *
  * @module
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.js';
 import type { ServiceContext } from '../../service/context.js';
-import { mcpServer } from '../mcp/tools.js';
 import { actorOf, scoped } from '../request-context.js';
+
+/**
+ * The MCP SDK and the tools, loaded by the first MCP request: they are ~8 MB
+ * of heap that a service whose agents speak HTTP never uses, and V8 sizes
+ * the old generation by a multiple of what is live.
+ */
+let mcp: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('../mcp/tools.js')]> | undefined;
+const loadMcp = () => (mcp ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('../mcp/tools.js')]));
 
 export async function mcpRoutes(app: FastifyInstance, { ctx: shared }: { ctx: ServiceContext }): Promise<void> {
   app.post(
@@ -19,6 +25,7 @@ export async function mcpRoutes(app: FastifyInstance, { ctx: shared }: { ctx: Se
     // Reading tools are for auditors too; the writing ones check the role themselves.
     { schema: { tags: ['mcp'], summary: 'Model Context Protocol (Streamable HTTP, stateless): save_checkpoint, get_latest_checkpoint, get_resume_prompt, hand_off_task, acknowledge_handoff, search_checkpoints; prompt resume_task' }, config: { roles: ['writer', 'auditor', 'admin'] } },
     async (request, reply) => {
+      const [{ StreamableHTTPServerTransport }, { mcpServer }] = await loadMcp();
       const server = mcpServer(scoped(shared, request), actorOf(request));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       reply.hijack();
