@@ -7,10 +7,12 @@
  *
  * SCENARIO=get profiles reads of 2,000 checkpoints; SCENARIO=history, pages
  * of 100 of the history tasks at one connection, as `bench:http` reads them.
+ * SEALED=1 turns encryption at rest on (BATON_ENCRYPTION_KEY_FILE, a fresh key).
  *
  * @module
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
@@ -30,7 +32,15 @@ process.on('exit', () => { killServers(); tempDirs.removeAll(); });
 async function main(): Promise<void> {
   const out = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'prof-'));
   const dataDir = tempDirs.make('data');
+  // SEALED=1: encryption at rest, as bench:http's sealed twin runs it.
+  const sealed: Record<string, string> = {};
+  if (process.env.SEALED === '1') {
+    const keys = tempDirs.make('keys');
+    writeFileSync(join(keys, 'keys'), `k1:${randomBytes(32).toString('base64')}\n`);
+    sealed.BATON_ENCRYPTION_KEY_FILE = join(keys, 'keys');
+  }
   const baton = await startServer('baton', BATON_MAIN, {
+    ...sealed,
     BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
   }, '/readyz', [...(process.env.PROFILE === '0' ? [] : ['--cpu-prof', '--cpu-prof-dir', out]), ...(process.env.SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${out}`] : [])]);
   const memory0 = memoryOf(baton.child.pid);

@@ -4,6 +4,7 @@
  * what is stored reads back, and a thread that fails leaves every value compressed
  * on the calling thread instead.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { inflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,27 @@ describe('DeflateWorker', () => {
       { numRuns: 30 },
     );
     expect(worker.pending).toBe(0);
+  });
+
+  it.runIf(process.platform === 'linux')('runs below the event loop: its thread is niced, this one is not', async () => {
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value (after the parenthesised name, field 17).
+    const nices = () =>
+      new Map(
+        readdirSync(`/proc/${process.pid}/task`).map((tid) => {
+          const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+          return [Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])] as const;
+        }),
+      );
+    const before = nices();
+    const fresh = new DeflateWorker(options);
+    try {
+      await fresh.deflate(Buffer.from('z'.repeat(3000)));
+      const started = [...nices()].filter(([tid]) => !before.has(tid));
+      expect(started.map(([, nice]) => nice)).toContain(19);
+      expect(nices().get(process.pid)).toBe(before.get(process.pid));
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('refuses what waits when the thread stops, and is not used again', async () => {
