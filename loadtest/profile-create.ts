@@ -8,6 +8,10 @@
  * SCENARIO=get profiles reads of 2,000 checkpoints; SCENARIO=history, pages
  * of 100 of the history tasks at one connection, as `bench:http` reads them.
  * SEALED=1 turns encryption at rest on (BATON_ENCRYPTION_KEY_FILE, a fresh key).
+ * NODE_FLAGS adds node flags after the start script's (V8 takes the last of
+ * a flag given twice): `NODE_FLAGS="--heap-growing-percent=20"`. OPEN=1
+ * runs `bench:http`'s open loop after the closed one and prints its
+ * latency and the memory under it.
  *
  * @module
  */
@@ -23,6 +27,7 @@ import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
 import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
 import { summarize, type Profile } from './lib/profile-summary.js';
 import { memoryOf } from './lib/proc.js';
+import { openLoopMeasured } from './lib/open-loop.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 
 const tempDirs = new TempDirs('baton-profile');
@@ -42,10 +47,15 @@ async function main(): Promise<void> {
   const baton = await startServer('baton', BATON_MAIN, {
     ...sealed,
     BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
-  }, '/readyz', [...(process.env.PROFILE === '0' ? [] : ['--cpu-prof', '--cpu-prof-dir', out]), ...(process.env.SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${out}`] : [])]);
+  }, '/readyz', [
+    ...(process.env.PROFILE === '0' ? [] : ['--cpu-prof', '--cpu-prof-dir', out]),
+    ...(process.env.SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${out}`] : []),
+    // After the start script's flags: V8 takes the last of a flag given twice.
+    ...(process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean),
+  ]);
   const memory0 = memoryOf(baton.child.pid);
   // SCENARIO=get profiles reads of 2,000 checkpoints instead of creates.
-  const ids = process.env.SCENARIO === 'get' ? (await concurrently(2000, 32, (i) => createCheckpoint(baton.url, taskId(i)))).map((c) => c.id) : [];
+  const ids = process.env.SCENARIO === 'get' || process.env.OPEN === '1' ? (await concurrently(2000, 32, (i) => createCheckpoint(baton.url, taskId(i)))).map((c) => c.id) : [];
   if (process.env.SCENARIO === 'history') await concurrently(HISTORY_TASKS * HISTORY_PER_TASK, 32, (i) => createCheckpoint(baton.url, historyTaskId(i % HISTORY_TASKS)));
   const scenario = { get: [getRequests(ids), CONNECTIONS], history: [historyRequests, 1] } as const;
   const [requests, connections] = scenario[process.env.SCENARIO as keyof typeof scenario] ?? [postRequests, CONNECTIONS];
@@ -60,6 +70,11 @@ async function main(): Promise<void> {
   console.log(`memory before ${JSON.stringify(memory0)}, after ${JSON.stringify(memory1)}`);
   for (const line of heap) console.log(`  ${line.replace(/ (\d+)$/, (_, b: string) => ` ${(Number(b) / 2 ** 20).toFixed(1)} MB`)}`);
   console.log(`${process.env.SCENARIO ?? 'create'} ${create.okPerSec.toFixed(0)}/s p50 ${create.p50Ms} p99 ${create.p99Ms} cpu/req ${create.cpu.serverUsPerReq.toFixed(0)} us, event loop ${create.cpu.eventLoopUsPerReq.toFixed(0)} us`);
+  if (process.env.OPEN === '1') {
+    // Then bench:http's open loop (BENCH_OPEN_CREATES creates/s + BENCH_OPEN_READS reads/s of the 2,000 checkpoints), and the memory under it.
+    const open = await openLoopMeasured(baton, ids);
+    console.log(`open loop: all p50 ${open.all.p50Ms} p99 ${open.all.p99Ms} ms, ${open.errors} errors, event loop ${open.cpu.eventLoopUsPerReq.toFixed(0)} us/req; memory after ${JSON.stringify(memoryOf(baton.child.pid))}`);
+  }
   await stopServers();
   if (process.env.PROFILE === '0') return;
   const file = readdirSync(out).filter((f) => f.endsWith('.cpuprofile')).sort((a, b) => statSync(join(out, a)).size - statSync(join(out, b)).size).pop()!;
