@@ -340,17 +340,19 @@ export async function readRecord<T = unknown>(
   keyParts: KeyPart[],
   codec: ValueCodec = MESSAGE_PACK,
 ): Promise<T | undefined> {
-  const bytes = await readRecordBytes(tx, subspace, keyParts);
-  return bytes === undefined ? undefined : (codec.decode(bytes, subspace.pack(...keyParts)) as T);
+  // The record's key without a chunk number: where its chunks are, and its identity for the codec.
+  const base = subspace.pack(...keyParts);
+  const bytes = await bytesAt(tx, base);
+  return bytes === undefined ? undefined : (codec.decode(bytes, base) as T);
 }
 
 /** The stored bytes of a record, reassembled from its chunks. */
-export async function readRecordBytes(
-  tx: Transaction,
-  subspace: Subspace,
-  keyParts: KeyPart[],
-): Promise<Bytes | undefined> {
-  const base = subspace.pack(...keyParts);
+export function readRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[]): Promise<Bytes | undefined> {
+  return bytesAt(tx, subspace.pack(...keyParts));
+}
+
+/** The bytes of the record whose key, without a chunk number, is `base`. */
+async function bytesAt(tx: Transaction, base: Bytes): Promise<Bytes | undefined> {
   // Most records are whole: one point read finds them without a range read.
   const whole = await tx.get(Buffer.concat([base, ONE_PART_ZERO]));
   if (whole !== undefined) return whole;
