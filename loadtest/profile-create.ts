@@ -7,7 +7,8 @@
  *
  * SCENARIO=get profiles reads of 2,000 checkpoints; SCENARIO=history, pages
  * of 100 of the history tasks at one connection, as `bench:http` reads them.
- * SEALED=1 turns encryption at rest on (BATON_ENCRYPTION_KEY_FILE, a fresh key).
+ * SEALED=1 turns encryption at rest on (BATON_ENCRYPTION_KEY_FILE, a fresh key);
+ * TRACED=1 exports every span to a local OTLP sink, as `bench:http` does.
  * NODE_FLAGS adds node flags after the start script's (V8 takes the last of
  * a flag given twice): `NODE_FLAGS="--heap-growing-percent=20"`. OPEN=1
  * runs `bench:http`'s open loop after the closed one and prints its
@@ -28,6 +29,7 @@ import { closedLoop, getRequests, historyRequests, postRequests } from './lib/ht
 import { summarize, type Profile } from './lib/profile-summary.js';
 import { memoryOf } from './lib/proc.js';
 import { openLoopMeasured } from './lib/open-loop.js';
+import { startOtlpSink } from './lib/otlp-sink.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 
 const tempDirs = new TempDirs('baton-profile');
@@ -44,8 +46,12 @@ async function main(): Promise<void> {
     writeFileSync(join(keys, 'keys'), `k1:${randomBytes(32).toString('base64')}\n`);
     sealed.BATON_ENCRYPTION_KEY_FILE = join(keys, 'keys');
   }
+  // TRACED=1: every span exported to a local OTLP sink, as bench:http's traced twin runs it.
+  const sink = process.env.TRACED === '1' ? await startOtlpSink() : undefined;
+  const traced: Record<string, string> = sink === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'baton-profile' };
   const baton = await startServer('baton', BATON_MAIN, {
     ...sealed,
+    ...traced,
     BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
   }, '/readyz', [
     ...(process.env.PROFILE === '0' ? [] : ['--cpu-prof', '--cpu-prof-dir', out]),
@@ -76,6 +82,8 @@ async function main(): Promise<void> {
     console.log(`open loop: all p50 ${open.all.p50Ms} p99 ${open.all.p99Ms} ms, ${open.errors} errors, event loop ${open.cpu.eventLoopUsPerReq.toFixed(0)} us/req; memory after ${JSON.stringify(memoryOf(baton.child.pid))}`);
   }
   await stopServers();
+  if (sink !== undefined) console.log(`spans exported: ${sink.requests()} OTLP requests, ${sink.bytes()} bytes`);
+  await sink?.close();
   if (process.env.PROFILE === '0') return;
   const file = readdirSync(out).filter((f) => f.endsWith('.cpuprofile')).sort((a, b) => statSync(join(out, a)).size - statSync(join(out, b)).size).pop()!;
   console.log(summarize(JSON.parse(readFileSync(join(out, file), 'utf8')) as Profile));
