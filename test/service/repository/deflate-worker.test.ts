@@ -31,7 +31,7 @@ describe('DeflateWorker', () => {
   });
 
   it.runIf(process.platform === 'linux')('runs below the event loop: its thread is niced, this one is not', async () => {
-    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value (after the parenthesised name, field 17).
+    // A thread's nice value is field 19 of /proc/<pid>/task/<tid>/stat: index 16 once the pid and the parenthesised name are cut off.
     const nices = () =>
       new Map(
         readdirSync(`/proc/${process.pid}/task`).map((tid) => {
