@@ -27,7 +27,8 @@ const MAX_TERM_BYTES = 256;
 
 /** The form of a filter value inside an index key; search uses the same function. */
 export function indexTerm(value: string): string {
-  return Buffer.byteLength(value) <= MAX_TERM_BYTES ? value : `sha256:${sha256Hex(value)}`;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a short string needs no count (most words, on every create).
+  return value.length * 3 <= MAX_TERM_BYTES || Buffer.byteLength(value) <= MAX_TERM_BYTES ? value : `sha256:${sha256Hex(value)}`;
 }
 
 /**

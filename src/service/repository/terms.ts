@@ -91,8 +91,13 @@ export class TermRows {
    * as `file:` words (`fileWord`).
    */
   wordsOf(checkpoint: Checkpoint): Set<string> {
-    const words = new Set<string>();
-    for (const term of termsOf(checkpoint)) words.add(this.word(term));
+    const terms = termsOf(checkpoint);
+    // Plain, and no word long enough to be indexed by its hash (the common case): the terms are the words already.
+    let words = terms;
+    if (this.sealing !== undefined || !everyTermAsIs(terms)) {
+      words = new Set<string>();
+      for (const term of terms) words.add(this.word(term));
+    }
     for (const tag of fileWordsOf(checkpoint)) words.add(this.word(tag));
     return words;
   }
@@ -330,6 +335,11 @@ export class TermRows {
   private lastValue(last: IndexPosition): Buffer {
     return this.codecs.terms.encode([last.createdAt, last.checkpointId], EMPTY);
   }
+}
+
+function everyTermAsIs(terms: ReadonlySet<string>): boolean {
+  for (const term of terms) if (indexTerm(term) !== term) return false;
+  return true;
 }
 
 /** Orders positions as the index keys do, older first: createdAt, then id (ASCII both, so string order is byte order). */
