@@ -21,13 +21,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
+import { TempDirs } from './lib/cleanup.js';
 import { TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
 import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
 import { historyTaskId, taskId } from './lib/http-payloads.js';
 import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
-import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
+import { BATON_MAIN, runBench, startServer, stopServers } from './lib/servers.js';
 
 const BASELINE = process.env.BENCH_BASELINE ?? '';
 const ROUNDS = Math.max(2, Number(process.env.BENCH_PAIRED_ROUNDS ?? 4));
@@ -71,11 +71,4 @@ async function main(): Promise<void> {
   await stopServers();
 }
 
-onInterrupt(async () => {
-  killServers();
-  dirs.removeAll();
-});
-runMain(main, async () => {
-  await stopServers();
-  dirs.removeAll();
-});
+runBench(main, dirs);

@@ -20,10 +20,10 @@
  * @module
  */
 import { cpus } from 'node:os';
-import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
+import { TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, SECONDS, TOKEN } from './lib/http-config.js';
 import { closedLoop, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
-import { BATON_MAIN, killServers, startServer, stopServers, type Server } from './lib/servers.js';
+import { BATON_MAIN, runBench, startServer, stopServers, type Server } from './lib/servers.js';
 import { alignedTable, fixed } from './lib/tables.js';
 
 const CORES = cpus().length;
@@ -107,11 +107,4 @@ the most creates any number of processes could answer here, if they shared nothi
   for (const [label, value] of lines) console.log(`  ${`${label}:`.padEnd(width)} ${value}`);
 }
 
-onInterrupt(async () => {
-  killServers();
-  dirs.removeAll();
-});
-runMain(main, async () => {
-  await stopServers();
-  dirs.removeAll();
-});
+runBench(main, dirs);

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { onInterrupt, runMain, type TempDirs } from './cleanup.js';
 import { listeningPorts } from './proc.js';
 
 /** The repository root: servers run from there, as `npm start` does, and scripts are named relative to it. */
@@ -150,4 +151,20 @@ export async function stopServers(): Promise<void> {
 /** SIGKILLs every server still running; synchronous, for a process 'exit' handler. */
 export function killServers(): void {
   for (const child of children) if (!exited(child)) child.kill('SIGKILL');
+}
+
+/**
+ * Runs a benchmark that starts servers in `dirs` (`runMain`): on SIGINT or
+ * SIGTERM they are killed and the dirs removed; at the end, whatever
+ * happened, they are stopped and the dirs removed.
+ */
+export function runBench(main: () => Promise<void>, dirs: TempDirs): void {
+  onInterrupt(async () => {
+    killServers();
+    dirs.removeAll();
+  });
+  runMain(main, async () => {
+    await stopServers();
+    dirs.removeAll();
+  });
 }
