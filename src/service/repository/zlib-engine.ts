@@ -8,9 +8,9 @@
  * stream's native handle is kept and reset after each value, which is what
  * the sync functions do once: `writeSync` with Z_FINISH, then `reset`, which
  * loads the dictionary again. What it writes is raw DEFLATE like theirs,
- * read back by either, though not always the same bytes (`deflate`). The handle is the stream's own (`_handle`, in
- * Node since v0.x); where a Node release lacks it, the sync functions are
- * used instead, with the same output.
+ * read back by either, though not always the same bytes (`deflate`). The
+ * handle is the stream's own (`_handle`, in Node since v0.x); where a Node
+ * release lacks it, the sync functions are used instead.
  *
  * Calls are synchronous on the calling thread, so one handle per direction
  * serves every caller of this thread.
