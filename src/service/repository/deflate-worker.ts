@@ -4,8 +4,9 @@
  * under load, `docs/performance.md`); the service's other thread is mostly
  * idle, since LMDB's writer sleeps between commits. A create that finds
  * others in progress sends its record here before its transaction and
- * waits for the bytes, which `deflateRawSync` makes there with the same
- * options: raw DEFLATE that reads back as any other record does.
+ * waits for the bytes, which one reused zlib stream makes there with the
+ * same options (as `zlib-engine.ts` does on the event loop): raw DEFLATE
+ * that reads back as any other record does.
  *
  * One thread, started on first use and not keeping the process alive. If it
  * fails (it cannot start, it exits, it throws), every value waiting on it is
@@ -20,7 +21,7 @@ import type { ZlibOptions } from 'node:zlib';
 /** The thread's code, as a script (the service runs as TypeScript under the tests and as JavaScript in production). */
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { deflateRawSync } = require('node:zlib');
+const { constants, createDeflateRaw, deflateRawSync } = require('node:zlib');
 const { nice, ...zlibOptions } = workerData;
 const options = { ...zlibOptions, dictionary: zlibOptions.dictionary === undefined ? undefined : Buffer.from(zlibOptions.dictionary) };
 // Below the event loop (Linux, where a thread has a nice value of its own): see THREAD_NICE.
@@ -29,11 +30,39 @@ try {
 } catch {
   // Elsewhere the thread runs at the process's priority.
 }
+// One stream's native handle, reset after each value, as zlib-engine.ts keeps one on the event loop:
+// deflateRawSync makes a stream (and loads the dictionary) for every value, which costs more than a record's compression.
+const stream = createDeflateRaw(options);
+const handle = stream._handle;
+const state = stream._writeState;
+const reused = handle !== undefined && typeof handle.writeSync === 'function' && typeof handle.reset === 'function' && state instanceof Uint32Array && state.length === 2;
+let failure;
+if (reused) handle.onerror = (message) => { failure = message; };
+let scratch = Buffer.allocUnsafe(16 * 1024);
+function deflate(bytes) {
+  if (!reused) return new Uint8Array(deflateRawSync(bytes, options));
+  // zlib's bound for stored blocks, and room for the end: deflate never needs more.
+  const bound = bytes.length + (bytes.length >> 3) + (bytes.length >> 6) + 64;
+  if (scratch.length < bound) scratch = Buffer.allocUnsafe(bound);
+  let outLeft;
+  let inLeft;
+  failure = undefined;
+  try {
+    handle.writeSync(constants.Z_FINISH, bytes, 0, bytes.length, scratch, 0, scratch.length);
+    if (failure !== undefined) throw new Error(failure);
+    [outLeft, inLeft] = state;
+  } finally {
+    failure = undefined;
+    handle.reset();
+  }
+  if (inLeft !== 0 || outLeft === 0) return new Uint8Array(deflateRawSync(bytes, options));
+  // An exact copy, which the answer transfers: the scratch buffer stays here.
+  return new Uint8Array(scratch.subarray(0, scratch.length - outLeft));
+}
 parentPort.on('message', ({ id, bytes }) => {
   let data;
   try {
-    // An exact copy: a zlib result is a view of a larger buffer, which would travel whole.
-    data = new Uint8Array(deflateRawSync(bytes, options));
+    data = deflate(bytes);
   } catch (error) {
     parentPort.postMessage({ id, error: String(error) });
     return;
