@@ -22,12 +22,26 @@
  *
  * @module
  */
-import { context, propagation, ROOT_CONTEXT, trace, type Attributes, type Context, type ContextManager, type Link, type Span, type SpanContext, TraceFlags } from '@opentelemetry/api';
+import { context, propagation, ProxyTracerProvider, ROOT_CONTEXT, trace, type Attributes, type Context, type ContextManager, type Link, type Span, type SpanContext, TraceFlags } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'baton';
 
 export function tracer() {
   return trace.getTracer(TRACER_NAME);
+}
+
+/** The API's no-op provider: what a provider that nothing registered delegates to. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether a tracer provider is registered (the SDK started, in this process
+ * or by a test), asked per request: without one every span is a no-op and
+ * no propagator reads a `traceparent`, so a request's span is not worth
+ * its few microseconds.
+ */
+export function tracerRegistered(): boolean {
+  const provider = trace.getTracerProvider() as Partial<ProxyTracerProvider>;
+  return (typeof provider.getDelegate === 'function' ? provider.getDelegate() : provider) !== NOOP_PROVIDER;
 }
 
 /** Whether the environment asks for traces to be exported. */

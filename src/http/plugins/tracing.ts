@@ -3,15 +3,17 @@
  * route, the status and the request id. Its context goes to the service
  * with the request (`request.traceContext`, handed on by `scoped`), so the
  * request's store transactions are its children and its commands annotate
- * it; and the request's logger carries the trace and span ids. Free when
- * tracing is not configured: the API's tracer is a no-op.
+ * it; and the request's logger carries the trace and span ids. Skipped
+ * while no tracer provider is registered (`tracerRegistered`): the API's
+ * tracer would make a no-op span, and with no propagator the caller's
+ * `traceparent` is not read either.
  *
  * @module
  */
 import { SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { extractContext, tracer } from '../../telemetry/tracing.js';
+import { extractContext, tracer, tracerRegistered } from '../../telemetry/tracing.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,6 +27,10 @@ async function tracing(app: FastifyInstance): Promise<void> {
   app.decorateRequest('span');
   app.decorateRequest('traceContext');
   app.addHook('onRequest', (request, _reply, done) => {
+    if (!tracerRegistered()) {
+      done();
+      return;
+    }
     const parent = extractContext(request.headers);
     const route = request.routeOptions.url ?? 'unmatched';
     const span = tracer().startSpan(`${request.method} ${route}`, {
