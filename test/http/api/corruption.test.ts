@@ -127,6 +127,14 @@ describe.each([
     expect((search.json() as { items: Json[] }).items.map((c) => c.id)).toEqual([older.id]);
   });
 
+  it('is caught after it was read intact: a checkpoint read before its bytes change is checked again', async () => {
+    const intact = await create('task-corrupt');
+    for (let i = 0; i < 2; i++) expect((await get(`/v1/checkpoints/${String(intact.id)}`)).json()).toEqual(intact);
+    await corrupt(intact);
+    expectCorrupted(await get(`/v1/checkpoints/${String(intact.id)}`));
+    expect((await get('/v1/tasks/task-corrupt/checkpoints/latest')).json()).toEqual(older);
+  });
+
   it('cannot be changed: PATCH and finalize answer 409 checkpoint_corrupted', async () => {
     const patched = await testApp().app.inject({
       method: 'PATCH',

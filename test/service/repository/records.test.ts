@@ -46,3 +46,21 @@ describe('stored checkpoints answered from their stored text', () => {
     expect(verifyStored('garbage')).toEqual({ ok: false, reason: 'unreadable record' });
   });
 });
+
+describe('verifying a stored record', () => {
+  const checkpoint = buildCheckpoint({ taskId: 'task', agentId: 'a' }, '01a2009d-98b4-7482-b3ad-f317ff302b0f', '2026-11-22T00:00:00.000Z');
+
+  it('hashes a record that can still change on every check: one changed after a check is caught', () => {
+    const { stored } = toStored(checkpoint);
+    expect(verifyStored(stored).ok).toBe(true);
+    stored.c = stored.c.replace('"agentId":"a"', '"agentId":"b"');
+    expect(verifyStored(stored)).toEqual({ ok: false, reason: 'hash mismatch' });
+  });
+
+  it('refuses a frozen record whose text does not match, however often it is checked', () => {
+    const { stored } = toStored(checkpoint);
+    const forged = Object.freeze({ ...stored, c: stored.c.replace('"agentId":"a"', '"agentId":"b"') });
+    for (let i = 0; i < 3; i++) expect(verifyStored(forged)).toEqual({ ok: false, reason: 'hash mismatch' });
+    expect(verifyStored(Object.freeze({ ...stored })).ok).toBe(true);
+  });
+});
