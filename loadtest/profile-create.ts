@@ -12,12 +12,14 @@
  * NODE_FLAGS adds node flags after the start script's (V8 takes the last of
  * a flag given twice): `NODE_FLAGS="--heap-growing-percent=20"`. OPEN=1
  * runs `bench:http`'s open loop after the closed one and prints its
- * latency and the memory under it.
+ * latency and the memory under it. ALLOCATIONS=1 samples every allocation
+ * of the measured loop, collected objects included (`allocation-sampler.mjs`),
+ * and prints the kilobytes a request by function.
  *
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
@@ -27,6 +29,7 @@ import { historyTaskId, taskId } from './lib/http-payloads.js';
 import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
 import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
 import { summarize, type Profile } from './lib/profile-summary.js';
+import { summarizeAllocations, type HeapProfile } from './lib/allocation-summary.js';
 import { memoryOf } from './lib/proc.js';
 import { openLoopMeasured } from './lib/open-loop.js';
 import { startOtlpSink } from './lib/otlp-sink.js';
@@ -38,6 +41,7 @@ process.on('exit', () => { killServers(); tempDirs.removeAll(); });
 
 async function main(): Promise<void> {
   const out = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'prof-'));
+  mkdirSync(out, { recursive: true });
   const dataDir = tempDirs.make('data');
   // SEALED=1: encryption at rest, as bench:http's sealed twin runs it.
   const sealed: Record<string, string> = {};
@@ -49,13 +53,17 @@ async function main(): Promise<void> {
   // TRACED=1: every span exported to a local OTLP sink, as bench:http's traced twin runs it.
   const sink = process.env.TRACED === '1' ? await startOtlpSink() : undefined;
   const traced: Record<string, string> = sink === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'baton-profile' };
+  // ALLOCATIONS=1: the sampler loaded into the server, toggled by SIGUSR2 around the measured loop.
+  const allocations = process.env.ALLOCATIONS === '1' ? join(out, 'allocations.heapprofile') : undefined;
   const baton = await startServer('baton', BATON_MAIN, {
     ...sealed,
     ...traced,
+    ...(allocations === undefined ? {} : { BATON_ALLOCATIONS_FILE: allocations }),
     BATON_DATA_DIR: dataDir, BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
   }, '/readyz', [
     ...(process.env.PROFILE === '0' ? [] : ['--cpu-prof', '--cpu-prof-dir', out]),
     ...(process.env.SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${out}`] : []),
+    ...(allocations === undefined ? [] : ['--import', './loadtest/lib/allocation-sampler.mjs']),
     // After the start script's flags: V8 takes the last of a flag given twice.
     ...(process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean),
   ]);
@@ -65,7 +73,18 @@ async function main(): Promise<void> {
   if (process.env.SCENARIO === 'history') await concurrently(HISTORY_TASKS * HISTORY_PER_TASK, 32, (i) => createCheckpoint(baton.url, historyTaskId(i % HISTORY_TASKS)));
   const scenario = { get: [getRequests(ids), CONNECTIONS], history: [historyRequests, 1] } as const;
   const [requests, connections] = scenario[process.env.SCENARIO as keyof typeof scenario] ?? [postRequests, CONNECTIONS];
-  const create = await closedLoop(baton, requests, connections);
+  // closedLoop calls `before` ahead of its warm-up and again ahead of the measured run: sampling starts at the second.
+  let befores = 0;
+  const startSampling = async () => {
+    if (allocations !== undefined && ++befores === 2) baton.child.kill('SIGUSR2');
+  };
+  const create = await closedLoop(baton, requests, connections, startSampling);
+  if (allocations !== undefined) {
+    baton.child.kill('SIGUSR2');
+    const deadline = Date.now() + 30_000;
+    while (!baton.output().includes('allocations written') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    console.log(summarizeAllocations(JSON.parse(readFileSync(allocations, 'utf8')) as HeapProfile, create.requests));
+  }
   const memory1 = memoryOf(baton.child.pid);
   const metrics = await (await fetch(`${baton.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
   const heap = metrics.split('\n').filter((line) => /^nodejs_(heap_size_(used|total)|external_memory)_bytes|^nodejs_heap_space_size_used_bytes/.test(line));
