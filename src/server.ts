@@ -10,6 +10,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { startTracing } from './telemetry/tracing.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DirectoryInUseError } from './fs/dir-lock.js';
 import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
 import { openRuntime } from './service/runtime.js';
 import { openStore } from './store/open.js';
@@ -88,7 +89,7 @@ export async function serve(argv: readonly string[] = process.argv): Promise<voi
 export function serveOrExit(argv: readonly string[] = process.argv): void {
   serve(argv).catch((error: unknown) => {
     // Configuration and store problems are the operator's to fix: one sentence, no stack.
-    if (error instanceof ConfigError || (error instanceof StoreError && error.code === 'not_configured')) {
+    if (error instanceof ConfigError || error instanceof DirectoryInUseError || (error instanceof StoreError && error.code === 'not_configured')) {
       console.error(error.message);
     } else {
       logger.fatal({ err: error }, 'the service could not start');

@@ -19,9 +19,10 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lockDirectory, type DirectoryLock } from '../fs/dir-lock.js';
 
 const HEADER_BYTES = 12;
 /** No single queued write is larger than this; a longer length field means a torn or damaged header. */
@@ -104,6 +105,7 @@ export class Journal {
     records: number,
     applied: number,
     private readonly cipher: RecordCipher | undefined,
+    private readonly lock: DirectoryLock,
   ) {
     this.size = size;
     this.records = records;
@@ -115,17 +117,23 @@ export class Journal {
    * apply, in order. A torn tail is cut before anything else happens.
    */
   static async open(dir: string, options: JournalOptions = {}): Promise<{ journal: Journal; pending: unknown[]; cut: number }> {
-    mkdirSync(dir, { recursive: true });
-    const logPath = join(dir, 'queue.log');
-    const appliedPath = join(dir, 'applied');
-    const bytes = readOrEmpty(logPath);
-    const { records, validBytes } = decodeRecords(bytes, options.cipher);
-    const cut = bytes.length - validBytes;
-    if (cut > 0) truncateDurably(logPath, validBytes);
-    const applied = Math.min(readApplied(appliedPath), records.length);
-    const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied, options.cipher);
-    journal.handle = await (options.openLog ?? ((path: string) => open(path, 'a')))(logPath);
-    return { journal, pending: records.slice(applied), cut };
+    // Before anything is read or cut: another process's appends and applied count must not be touched.
+    const lock = await lockDirectory(dir, "The write queue's directory");
+    try {
+      const logPath = join(dir, 'queue.log');
+      const appliedPath = join(dir, 'applied');
+      const bytes = readOrEmpty(logPath);
+      const { records, validBytes } = decodeRecords(bytes, options.cipher);
+      const cut = bytes.length - validBytes;
+      if (cut > 0) truncateDurably(logPath, validBytes);
+      const applied = Math.min(readApplied(appliedPath), records.length);
+      const journal = new Journal(logPath, appliedPath, validBytes, records.length, applied, options.cipher, lock);
+      journal.handle = await (options.openLog ?? ((path: string) => open(path, 'a')))(logPath);
+      return { journal, pending: records.slice(applied), cut };
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /** Bytes in the log, applied records included until the log is emptied. */
@@ -219,6 +227,7 @@ export class Journal {
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
+    await this.lock.release();
   }
 }
 

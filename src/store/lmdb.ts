@@ -14,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
+import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
@@ -35,6 +36,8 @@ export interface LmdbStoreOptions {
   /** Upper bound of the memory map, in bytes (LMDB grows the file up to it). */
   mapSize?: number;
   hooks?: StoreHooks;
+  /** This process's hold on the directory (`fs/dir-lock.ts`), released when the store closes. */
+  lock?: DirectoryLock;
 }
 
 const SEQUENCE_KEY = Buffer.from('commit-sequence');
@@ -60,7 +63,11 @@ export class LmdbStore implements Store, PendingReader {
   /** Set by a failed commit: later transactions may have read its writes, so the store stops. */
   private failure: StoreError | undefined;
 
-  private constructor(env: RootDatabase, hooks: StoreHooks) {
+  private constructor(
+    env: RootDatabase,
+    hooks: StoreHooks,
+    private readonly lock: DirectoryLock | undefined,
+  ) {
     this.env = env;
     this.hooks = hooks;
     this.data = env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
@@ -85,7 +92,7 @@ export class LmdbStore implements Store, PendingReader {
         noSync: false,
         compression: false,
       });
-      return new LmdbStore(env, options.hooks ?? {});
+      return new LmdbStore(env, options.hooks ?? {}, options.lock);
     } catch (error) {
       throw new StoreError('unavailable', 'The LMDB data directory could not be opened.', { cause: error });
     }
@@ -272,6 +279,7 @@ export class LmdbStore implements Store, PendingReader {
     await this.turn;
     await this.lastCommit;
     await this.env.close();
+    await this.lock?.release();
   }
 }
 

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Config } from '../config.js';
+import { lockDirectory } from '../fs/dir-lock.js';
 import type { Store } from './store.js';
 import { LmdbStore } from './lmdb.js';
 
@@ -15,5 +16,12 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     const { FdbStore } = await import('./fdb.js');
     return FdbStore.open({ clusterFile: config.fdbClusterFile, prefix: config.fdbPrefix });
   }
-  return LmdbStore.open({ path: config.dataDir });
+  // One data directory, one process: a second Baton on it would lose and duplicate acknowledged writes.
+  const lock = await lockDirectory(config.dataDir, 'The data directory');
+  try {
+    return LmdbStore.open({ path: config.dataDir, lock });
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
