@@ -15,7 +15,7 @@ import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
-import { CheckpointDoc, compressAhead, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
+import { CheckpointDoc, comparePositions, compressAhead, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
 import { present } from './invariants.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
@@ -82,14 +82,18 @@ async function create(ctx: ServiceContext, command: CreateCheckpoint): Promise<W
       }
       repo.links.link(input.parentId, id);
     }
-    const placed = await placeNewest(ctx, repo, head, built, first);
+    // A queued create keeps what its 202 promised; a live one is placed after the task's newest.
+    const placed = command.fromQueue === true ? await placeAccepted(repo, head, built, first) : { ...(await placeNewest(ctx, repo, head, built, first)), earlier: false };
     const { checkpoint, prepared } = placed;
     head.seq += 1;
-    head.latestId = id;
-    head.latestAt = checkpoint.createdAt;
     // New work reopens a finished or paused task; a handoff waits for its acknowledgment.
     if (head.state !== 'handing-off') head.state = 'working';
-    await repo.checkpoints.insert(checkpoint, prepared.stored, head.seq, placed.previous);
+    if (placed.earlier) await repo.checkpoints.insertEarlier(checkpoint, prepared.stored, head.seq);
+    else {
+      head.latestId = id;
+      head.latestAt = checkpoint.createdAt;
+      await repo.checkpoints.insert(checkpoint, prepared.stored, head.seq, placed.previous);
+    }
     write.audit({ action: 'checkpoint.created', checkpointId: id, version: 1, afterHash: prepared.hash, agentId: input.agentId, ...(input.parentId ? { details: { parentId: input.parentId } } : {}) });
     write.event({ type: 'CHECKPOINT_CREATED', subject: id, data: summary(checkpoint, prepared.hash) });
     if (input.parentId !== undefined) write.event({ type: 'CHECKPOINTS_LINKED', subject: id, data: { parentId: input.parentId, childId: id } });
@@ -121,6 +125,26 @@ export async function placeNewest(
   const at = new Date(after + 1).toISOString();
   const moved: Checkpoint = { ...checkpoint, createdAt: at, updatedAt: at };
   return { checkpoint: moved, prepared: prepare(ctx, moved), previous };
+}
+
+/**
+ * A create the write queue accepted keeps the id, hash and `createdAt` its
+ * 202 promised, whatever other instances wrote meanwhile (DESIGN §10): a
+ * task's latest is its newest by acceptance. Accepted after the task's
+ * newest, it is the newest; accepted before (another instance wrote the task
+ * while this one's store was cut off), it takes its place among the older
+ * ones, `earlier`, and the newest stays the newest.
+ */
+async function placeAccepted(
+  repo: Repository,
+  head: TaskHead,
+  checkpoint: Checkpoint,
+  prepared: Prepared,
+): Promise<{ checkpoint: Checkpoint; prepared: Prepared; previous: IndexPosition | undefined; earlier: boolean }> {
+  const previous = await newestOf(repo, head);
+  // Two accepted in one millisecond are told apart by their ids, minted in acceptance order, as the index does.
+  const earlier = previous !== undefined && comparePositions(previous, { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id }) > 0;
+  return { checkpoint, prepared, previous, earlier };
 }
 
 /**

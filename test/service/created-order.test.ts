@@ -1,10 +1,13 @@
 /**
- * `createdAt` rises strictly along a task (`placeNewest`,
+ * A live create's `createdAt` rises strictly along a task (`placeNewest`,
  * `checkpoint-writes.ts`): creates stamped in the same millisecond, or
- * earlier than the task's newest (a clock stepped back), are placed one
- * millisecond after it, hash and all, so a task's history by creation time
- * is its write order and full-text runs follow it. A task head written before
- * the head kept `latestAt` finds the newest checkpoint's time in its record.
+ * earlier than the task's newest (a clock stepped back, or another
+ * instance's clock behind), are placed one millisecond after it, hash and
+ * all, so a task's history by creation time is its write order and full-text
+ * runs follow it. A task head written before the head kept `latestAt` finds
+ * the newest checkpoint's time in its record. A create the write queue
+ * replays keeps the time its 202 promised instead (`placeAccepted`):
+ * accepted in one millisecond, its id orders it.
  */
 import { expect, it } from 'vitest';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
@@ -16,14 +19,14 @@ import { auth, checkpointBody, useTestApp, type TestApp } from '../support/app.j
 
 const app = useTestApp();
 
-function createCommand(taskId: string, checkpointId: string, at: string, words: string): CreateCheckpoint {
+function createCommand(taskId: string, checkpointId: string, at: string, words: string, fromQueue = false): CreateCheckpoint {
   return {
     kind: 'checkpoint.create',
     operationId: `op:${checkpointId}`,
     fingerprint: 'f',
     actor: { tenant: 'default', role: 'writer', subject: 'writer' },
     at,
-    fromQueue: true,
+    ...(fromQueue ? { fromQueue } : {}),
     taskId,
     checkpointId,
     input: checkpointInput.parse(checkpointBody(taskId, { executionState: { phase: 'implementing', completedItems: [words] } })),
@@ -72,4 +75,18 @@ it('finds the newest time in the record when the task head has no latestAt (writ
   expect(next.doc.checkpoint.createdAt).toBe('2026-11-26T10:00:00.001Z');
   const found = await t.app.inject({ method: 'GET', url: '/v1/checkpoints?q=heron', headers: auth('auditor') });
   expect((found.json() as { items: { id: string }[] }).items.map((c) => c.id)).toEqual([id(5), id(4)]);
+});
+
+it('keeps the promised time of queued creates accepted in one millisecond, ordered by their ids, and finds both', async () => {
+  const t = app();
+  const ctx = standaloneContext(t.store);
+  const at = '2026-11-26T11:00:00.000Z';
+  await execute(ctx, createCommand('queued-ms', id(6), at, 'first plover', true));
+  const second = await execute(ctx, createCommand('queued-ms', id(7), at, 'second plover', true));
+  expect(second.doc.checkpoint.createdAt).toBe(at);
+  expect(await history(t, 'queued-ms')).toMatchObject([{ id: id(7), createdAt: at }, { id: id(6), createdAt: at }]);
+  const latest = await t.app.inject({ method: 'GET', url: '/v1/tasks/queued-ms/checkpoints/latest', headers: auth('auditor') });
+  expect((latest.json() as { id: string }).id).toBe(id(7));
+  const found = await t.app.inject({ method: 'GET', url: '/v1/checkpoints?q=plover', headers: auth('auditor') });
+  expect((found.json() as { items: { id: string }[] }).items.map((c) => c.id)).toEqual([id(7), id(6)]);
 });

@@ -10,7 +10,7 @@ import type { Checkpoint } from '../../domain/checkpoint.js';
 import { clearRecord, readRecord, writeNewRecord, writeRecord } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { IndexPosition, IndexRows } from './indexes.js';
-import type { TermRows } from './terms.js';
+import { comparePositions, type TermRows } from './terms.js';
 import { InvariantError } from '../invariants.js';
 import { decodeWith, type Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
@@ -37,6 +37,9 @@ export interface RevisionPage {
   entries: RevisionEntry[];
   done: boolean;
 }
+
+/** The most newer history entries a checkpoint inserted earlier moves up (`insertEarlier`): one transaction's worth. */
+const MAX_MOVED = 1_000;
 
 /** Keys one range read of revisions asks for. */
 const REVISION_BATCH = 200;
@@ -164,8 +167,8 @@ export class CheckpointRows {
    * before it, `previous` (the task head's `latestId` and `latestAt`).
    */
   async insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number, previous: IndexPosition | undefined): Promise<void> {
-    if (previous !== undefined && previous.createdAt >= checkpoint.createdAt) {
-      throw new InvariantError(`a new checkpoint is created after its task's newest (${checkpoint.createdAt} is not after ${previous.createdAt})`);
+    if (previous !== undefined && comparePositions(previous, { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id }) >= 0) {
+      throw new InvariantError(`a new checkpoint is placed after its task's newest (${checkpoint.createdAt} ${checkpoint.id} is not after ${previous.createdAt} ${previous.checkpointId})`);
     }
     writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored, this.codecs.checkpoints);
     const idKey = this.ks.ids.pack(checkpoint.id);
@@ -174,6 +177,37 @@ export class CheckpointRows {
     this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
     this.index.update(undefined, checkpoint);
     await this.terms.append(checkpoint, previous);
+  }
+
+  /**
+   * Writes a checkpoint accepted before some of its task's checkpoints
+   * (a write the queue held while other instances wrote the task): it keeps
+   * the time its 202 promised, so it takes its place in the history by that
+   * time, each newer entry moving up one slot (`seq`, the task's new history
+   * length, is the top slot), and its words get runs of their own
+   * (`TermRows.insertEarlier`). At most {@link MAX_MOVED} newer entries move;
+   * past that it lands below the newest of them. Answers how many moved.
+   */
+  async insertEarlier(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number): Promise<number> {
+    const position = { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id };
+    const hits = await this.index.scan('task', checkpoint.taskId, { from: checkpoint.createdAt, limit: MAX_MOVED + 1 });
+    const newer = new Set(hits.filter((hit) => comparePositions(hit, position) > 0).map((hit) => hit.checkpointId));
+    const entries = newer.size === 0 ? [] : await this.history(checkpoint.taskId, Math.min(newer.size, MAX_MOVED));
+    let moved = 0;
+    for (const entry of entries) {
+      if (!newer.has(entry.checkpointId)) break;
+      const key = this.ks.history.pack(checkpoint.taskId, entry.seq + 1);
+      this.tx.set(key, this.codecs.history.encode(entry.checkpointId, key));
+      moved += 1;
+    }
+    writeNewRecord(this.tx, this.ks.checkpoints, [checkpoint.taskId, checkpoint.id], stored, this.codecs.checkpoints);
+    const idKey = this.ks.ids.pack(checkpoint.id);
+    this.tx.set(idKey, this.codecs.ids.encode(checkpoint.taskId, idKey));
+    const historyKey = this.ks.history.pack(checkpoint.taskId, seq - moved);
+    this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
+    this.index.update(undefined, checkpoint);
+    this.terms.insertEarlier(checkpoint);
+    return moved;
   }
 
   /** Replaces the current version, keeping `beforeRaw` as an immutable revision; `newest`: it is the task's newest checkpoint. */

@@ -140,6 +140,20 @@ export class TermRows {
   }
 
   /**
+   * A checkpoint placed before its task's newest (`CheckpointRows.insertEarlier`):
+   * each of its words gets a run of its own there, closed at once, so the
+   * runs around it are left as they are (a run over it that lacks the word
+   * already may cover more than holds the word; search checks each record).
+   */
+  insertEarlier(checkpoint: Checkpoint): void {
+    const at = positionOf(checkpoint);
+    const words = [...this.wordsOf(checkpoint)];
+    const last = this.lastValue(at);
+    for (const word of words) this.tx.set(this.runKey(word, checkpoint.taskId, at), last);
+    if (words.length > 0) this.listStarts(checkpoint.taskId, at, words, []);
+  }
+
+  /**
    * A checkpoint's words changed (an update keeps its place). A gained word
    * starts a run of its own there (open when the checkpoint is the task's
    * newest); a lost word's run is left to cover it, except that the newest
