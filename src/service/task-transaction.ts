@@ -57,7 +57,8 @@ export async function runInTask<T>(
 
   const apply = async (repo: Repository): Promise<T> => {
     unchanged = false;
-    if (!headerChecked(ctx, actor.tenant) && (await repo.header.ensure()) === undefined) throw new AppError('store_format_unsupported');
+    // Read in every write, not once per process: another instance may have raised the format since (DESIGN §10).
+    if ((await repo.header.ensure()) === undefined) throw new AppError('store_format_unsupported');
     const existing = await repo.tasks.head(taskId);
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
     if (head.purging !== undefined && !PURGE_KINDS.has(command.kind)) throw new AppError('task_purging');
@@ -104,7 +105,6 @@ export async function runInTask<T>(
   try {
     const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);
-    markHeaderChecked(ctx, actor.tenant);
     return { result: outcome.result, replayed: !outcome.applied || unchanged };
   } catch (error) {
     if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');
@@ -136,19 +136,6 @@ function noteExpiry(ctx: ServiceContext, repo: Repository, head: TaskHead, now: 
   repo.jobs.expiry(head.taskId, expiresAt, head.expiresAt);
   if (expiresAt === undefined) delete head.expiresAt;
   else head.expiresAt = expiresAt;
-}
-
-/** Tenants whose store header this process has checked (or written), per store. */
-const checkedHeaders = new WeakMap<object, Set<string>>();
-
-function headerChecked(ctx: ServiceContext, tenant: string): boolean {
-  return checkedHeaders.get(ctx.store)?.has(tenant) === true;
-}
-
-function markHeaderChecked(ctx: ServiceContext, tenant: string): void {
-  let tenants = checkedHeaders.get(ctx.store);
-  if (tenants === undefined) checkedHeaders.set(ctx.store, (tenants = new Set()));
-  tenants.add(tenant);
 }
 
 /** The CloudEvent of `draft`, about task `taskId`. */

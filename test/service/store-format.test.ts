@@ -56,6 +56,25 @@ describe('the store header', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('stops a running instance from writing the moment another raises the format (checked in every write transaction)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-format-'));
+    const store = LmdbStore.open({ path: dir });
+    const config = configSchema.parse({ dataDir: dir, tokens: 'writer:format-writer-token-0123456789', logLevel: 'silent' });
+    const headers = { authorization: 'Bearer format-writer-token-0123456789' };
+    const key = tenantKeyspace('default').meta.pack('format');
+    const app = await buildApp({ config, store });
+    expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('running-1') })).statusCode).toBe(201);
+    // A newer Baton over the same store (another instance on FoundationDB) raises the format while this one runs.
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 3, codec: 'msgpack' })));
+    const refused = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('running-1') });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toMatchObject({ code: 'store_format_unsupported' });
+    expect((await app.inject({ method: 'GET', url: '/v1/tasks/running-1/checkpoints', headers })).json()).toMatchObject({ items: [{}] });
+    await app.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('keeps a write queue whose journal holds what is not a command from opening, naming the record', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'baton-journal-'));
     const { journal } = await Journal.open(dir);

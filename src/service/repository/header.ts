@@ -36,6 +36,10 @@ export interface StoreHeader {
   codec: 'msgpack';
 }
 
+const CURRENT: StoreHeader = Object.freeze({ format: STORE_FORMAT, codec: 'msgpack' });
+/** The header this version writes, as stored (the plain MessagePack of `meta` binds nothing to its key). */
+const CURRENT_BYTES = Buffer.from(MESSAGE_PACK.encode(CURRENT, Buffer.alloc(0)));
+
 export class HeaderRows {
   constructor(
     private readonly tx: Transaction,
@@ -48,6 +52,8 @@ export class HeaderRows {
   async ensure(): Promise<StoreHeader | undefined> {
     const key = this.ks.meta.pack('format');
     const value = await this.tx.get(key);
+    // Every write reads the header: the current one, byte for byte, is not decoded again.
+    if (value !== undefined && CURRENT_BYTES.equals(value)) return CURRENT;
     if (value !== undefined) {
       const header = MESSAGE_PACK.decode(value, key) as StoreHeader;
       if (header.format > STORE_FORMAT) return undefined;
