@@ -106,7 +106,11 @@ export const legalHoldCommand = command('task.hold', { taskId: externalId, hold:
 export const compactTaskCommand = command('task.compact', { taskId: externalId, keepLast: z.number().int().min(1), protect: z.array(z.string()) });
 
 /** Removes every checkpoint of a task, over as many transactions as it takes; its head and audit chain stay, with a tombstone entry. */
-export const purgeTaskCommand = command('task.purge', { taskId: externalId });
+export const purgeTaskCommand = command('task.purge', {
+  taskId: externalId,
+  /** Set by the retention sweeper: the expiry it found due. The purge starts only if the task is still due when it runs. */
+  expiresAt: z.string().optional(),
+});
 /** The next batch of a purge in progress (the maintenance runner's, or the purging request's). */
 export const purgePageCommand = command('task.purge_page', { taskId: externalId });
 

@@ -45,6 +45,8 @@ export interface PurgeResult {
   purged: number;
   /** True when the purge is complete (the tombstone is on the chain). */
   done: boolean;
+  /** False when an expiry purge found the task no longer due, and left it. */
+  due?: false;
 }
 
 const NO_TASK = 'No task with this id exists.';
@@ -77,6 +79,11 @@ export async function purgeTask(ctx: ServiceContext, command: PurgeTask): Promis
   const { result } = await runInTask(ctx, command, command.taskId, async (write) => {
     const { head, now, repo } = write;
     if (head.seq === 0) throw new AppError('not_found', { detail: NO_TASK });
+    // The sweeper read the task as due in an earlier transaction: a write since (or another instance's purge) moved it on.
+    if (command.expiresAt !== undefined && head.purging === undefined && !(head.expiresAt !== undefined && head.expiresAt <= now)) {
+      write.unchanged();
+      return { taskId: command.taskId, purged: 0, done: true, due: false as const };
+    }
     if (head.purging === undefined) {
       if (head.legalHold !== undefined) throw new AppError('legal_hold', { extra: { reason: head.legalHold.reason } });
       if (taskRetained(effectivePolicy(head.policy, ctx.retentionDefaults), head.updatedAt, now)) throw new AppError('retention_active');

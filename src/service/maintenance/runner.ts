@@ -35,6 +35,24 @@ function systemCommand(ctx: ServiceContext, tenant: string, subject: string, suf
   return { operationId: `op:maintenance:${suffix}:${ctx.now().getTime()}`, fingerprint: '', actor: { tenant, role: 'admin', subject }, at: ctx.now().toISOString() };
 }
 
+/**
+ * The purge that starts when a task's `expireAfter` has run out, as the
+ * sweeper found it due. One id per task and expiry, whoever runs it, so a
+ * second instance's sweeper repeats the first one's purge rather than
+ * starting another; and the purge re-checks in its own transaction that the
+ * task is still due (a write since moved its expiry on).
+ */
+export function expiryPurge(ctx: ServiceContext, due: { tenant: string; taskId: string; expiresAt: string }): PurgeTask {
+  return {
+    ...systemCommand(ctx, due.tenant, 'baton:retention-sweeper', 'expire'),
+    operationId: `op:maintenance:expire:${due.taskId}:${due.expiresAt}`,
+    idempotency: 'once',
+    kind: 'task.purge',
+    taskId: due.taskId,
+    expiresAt: due.expiresAt,
+  };
+}
+
 /** Runs a purge's batches until it is done or `until` (performance.now()) has passed. */
 async function continuePurge(ctx: ServiceContext, base: CommandBase, taskId: string, first: PurgeResult, until: number): Promise<PurgeResult> {
   let step = first;
@@ -96,10 +114,11 @@ async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'ev
   let compacted = 0;
   const now = ctx.now().toISOString();
   for (const due of await runTransaction(ctx, (tx) => expiredTasks(tx, now, BATCH), { readOnly: true })) {
-    const command: PurgeTask = { ...systemCommand(ctx, due.tenant, 'baton:retention-sweeper', `expire:${due.taskId}`), kind: 'task.purge', taskId: due.taskId };
+    const command = expiryPurge(ctx, due);
     try {
       await purgeRefusal(ctx, command.actor, due.taskId);
-      await execute(ctx, command);
+      const step = await execute(ctx, command);
+      if (step.due === false) continue;
       started += 1;
       ctx.log.info({ tenant: due.tenant, taskId: due.taskId, expiresAt: due.expiresAt }, 'task expired: purge started');
     } catch (error) {
