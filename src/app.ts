@@ -39,6 +39,8 @@ interface HttpOptions {
 export type AppOptions = HttpOptions & ({ runtime: Runtime } | ({ config: Config; now?: () => Date } & Omit<RuntimeOptions, 'log' | 'clock'>));
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  // A TLS setting that cannot work stops the build before a runtime (and the directories it holds) is opened.
+  const https = httpsOptions('runtime' in options ? options.runtime.config : options.config);
   let runtime: Runtime;
   let owned = false;
   if ('runtime' in options) {
@@ -50,7 +52,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     owned = true;
   }
   const { config, ctx } = runtime;
-  const https = httpsOptions(config);
   const app = Fastify({ ...fastifyOptions(config), ...(https ? { https } : {}), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
   await registerPlugins(app, { config, metrics: ctx.metrics });
 

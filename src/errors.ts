@@ -29,6 +29,11 @@ export const ERRORS = {
   recovery_taken: { status: 409, title: 'Recovery taken', message: 'Another agent already completed this recovery; this agent must not take the task.' },
   recovery_blocked: { status: 409, title: 'Recovery blocked', message: 'This recovery was blocked instead of started; an admin must unblock the task, then start a new recovery.' },
   code_version_mismatch: { status: 409, title: 'Code version mismatch', message: 'The task was checkpointed under another code version; resume with acceptCodeChange: true only if the change is safe.' },
+  encryption_key_missing: {
+    status: 503,
+    title: 'Encryption key missing',
+    message: 'A value this request needs is sealed with an encryption key this instance does not have; add that key’s line to BATON_ENCRYPTION_KEY_FILE on every instance.',
+  },
   encryption_not_configured: { status: 409, title: 'Encryption not configured', message: 'This service has no encryption key, so there is nothing to re-seal; set BATON_ENCRYPTION_KEY_FILE and restart it.' },
   signing_not_configured: { status: 409, title: 'Signing not configured', message: 'This service has no signing key, so it cannot sign evidence; set BATON_SIGNING_KEY_FILE and restart it.' },
   retention_active: { status: 409, title: 'Retention active', message: 'A retention period or legal hold still applies to this task; it cannot be purged yet.' },

@@ -5,13 +5,13 @@
  *
  * @module
  */
+import { AppError } from '../errors.js';
 import type { ChainCheck } from '../domain/audit.js';
 import type { Actor } from '../domain/commands.js';
 import { listTasks, verifyAudit } from '../service/audit.js';
 import type { ServiceContext } from '../service/context.js';
 import { standaloneContext } from '../service/standalone.js';
 import { Vault } from '../service/vault.js';
-import { MissingKeyError } from '../crypto/keyring.js';
 import { openStore } from '../store/open.js';
 import { CliError, EXIT } from './errors.js';
 import { json, server, type ServerOptions } from './http.js';
@@ -71,7 +71,9 @@ async function onDisk(dataDir: string, tenant: string, keyFile: string | undefin
     },
     check: (taskId) =>
       verifyAudit(ctx, actor, taskId).catch((error: unknown) => {
-        if (error instanceof MissingKeyError) throw new CliError(`The store's values are sealed with encryption key "${error.keyId}": pass --key-file (or BATON_ENCRYPTION_KEY_FILE) naming a key file that has it.`, EXIT.usage);
+        if (error instanceof AppError && error.code === 'encryption_key_missing') {
+          throw new CliError(`The store's values are sealed with encryption key "${String(error.extra?.keyId)}": pass --key-file (or BATON_ENCRYPTION_KEY_FILE) naming a key file that has it.`, EXIT.usage);
+        }
         throw error;
       }),
     close: () => store.close(),

@@ -15,7 +15,7 @@ import { stateAfterFinalize } from '../domain/task-state.js';
 import { AppError } from '../errors.js';
 import { getCheckpoint } from './checkpoint-reads.js';
 import type { ServiceContext } from './context.js';
-import { CheckpointDoc, comparePositions, compressAhead, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
+import { CheckpointDoc, comparePositions, compressAhead, rethrowMissingKey, toStored, verifyStored, type IndexPosition, type Repository, type StoredCheckpoint, type TaskHead } from './repository/repository.js';
 import { present } from './invariants.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
@@ -159,7 +159,8 @@ async function newestOf(repo: Repository, head: TaskHead): Promise<IndexPosition
     const raw = await repo.checkpoints.raw(head.taskId, head.latestId);
     const createdAt = raw === undefined ? undefined : (JSON.parse(raw.c) as Partial<Checkpoint>).createdAt;
     return typeof createdAt === 'string' ? { createdAt, checkpointId: head.latestId } : undefined;
-  } catch {
+  } catch (error) {
+    rethrowMissingKey(error);
     return undefined;
   }
 }

@@ -25,7 +25,7 @@ import type { Checkpoint } from '../domain/checkpoint.js';
 import { checkpointRetained, effectivePolicy, taskRetained } from '../domain/retention.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
-import type { Repository } from './repository/repository.js';
+import { rethrowMissingKey, type Repository } from './repository/repository.js';
 import { runInTask, type TaskWrite } from './task-transaction.js';
 
 /** History entries one batch looks at, at most. */
@@ -152,7 +152,10 @@ function progress(head: TaskWrite['head'], result: PurgeResult): PurgeResult {
  * entries are known.
  */
 async function readable(repo: Repository, taskId: string, checkpointId: string): Promise<Checkpoint | undefined> {
-  const raw = await repo.checkpoints.raw(taskId, checkpointId).catch(() => null);
+  const raw = await repo.checkpoints.raw(taskId, checkpointId).catch((error: unknown) => {
+    rethrowMissingKey(error);
+    return null;
+  });
   if (raw === undefined) return undefined;
   try {
     return JSON.parse(String(raw?.c)) as Checkpoint;

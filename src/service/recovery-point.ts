@@ -14,7 +14,7 @@
 import type { Actor } from '../domain/commands.js';
 import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
-import type { CheckpointDoc, Corruption, Repository } from './repository/repository.js';
+import { rethrowMissingKey, type CheckpointDoc, type Corruption, type Repository } from './repository/repository.js';
 
 /** How many checkpoints the walk to a recovery point looks at before it gives up (escalate to a human). */
 export const MAX_STEPS = 1_000;
@@ -86,7 +86,10 @@ export class RecoveryWalk {
   private async stepBack(repo: Repository, checkpointId: string): Promise<string | undefined> {
     const usable = async (id: unknown): Promise<string | undefined> =>
       typeof id === 'string' && !this.visited.has(id) && (await repo.checkpoints.taskOf(id)) === this.taskId ? id : undefined;
-    const raw = await repo.checkpoints.raw(this.taskId, checkpointId).catch(() => undefined);
+    const raw = await repo.checkpoints.raw(this.taskId, checkpointId).catch((error: unknown) => {
+      rethrowMissingKey(error);
+      return undefined;
+    });
     let hint: unknown;
     try {
       hint = (JSON.parse(String(raw?.c)) as { recovery?: { lastSuccessfulState?: unknown } }).recovery?.lastSuccessfulState;

@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { context, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { tracer, type Traced } from '../telemetry/tracing.js';
 import { AppError, type ErrorCode } from '../errors.js';
+import { MissingKeyError } from '../crypto/keyring.js';
 import type { Metrics } from '../metrics.js';
 import { StoreError, type Store, type StoreErrorCode, type TransactionBody } from '../store/store.js';
 
@@ -58,6 +59,10 @@ export async function runTransaction<T>(ctx: RunnerContext, body: TransactionBod
     return await runWithRetries(ctx, body, options, span);
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: storeCause(error) ?? 'failed' });
+    // Another instance sealed with a key this one lacks (a rolling key rotation): the value is whole, this instance cannot open it.
+    if (error instanceof MissingKeyError) {
+      throw new AppError('encryption_key_missing', { detail: `The value is sealed with encryption key "${error.keyId}", which this instance's key file does not have.`, extra: { keyId: error.keyId } });
+    }
     throw error;
   } finally {
     span.end();

@@ -12,7 +12,7 @@ import type { Transaction } from '../../store/store.js';
 import type { IndexPosition, IndexRows } from './indexes.js';
 import { comparePositions, type TermRows } from './terms.js';
 import { InvariantError } from '../invariants.js';
-import { decodeWith, type Codecs } from './codec.js';
+import { decodeWith, rethrowMissingKey, type Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
 import type { ReadBudget } from './read-budget.js';
 import { CheckpointDoc, verifyStored, type StoredCheckpoint } from './records.js';
@@ -49,7 +49,8 @@ const AFTER = Buffer.from([0x00]);
 function revisionEntry(codecs: Codecs, key: Buffer, version: number, parts: Buffer[]): RevisionEntry {
   try {
     return { version, raw: decodeWith<StoredCheckpoint>(codecs.revisions, parts.length === 1 ? parts[0]! : Buffer.concat(parts), key) };
-  } catch {
+  } catch (error) {
+    rethrowMissingKey(error);
     return { version, raw: undefined };
   }
 }
@@ -86,7 +87,8 @@ export class CheckpointRows {
     let raw: StoredCheckpoint | undefined;
     try {
       raw = await this.raw(taskId, checkpointId);
-    } catch {
+    } catch (error) {
+      rethrowMissingKey(error);
       return { ok: false, corruption: { checkpointId, taskId, reason: 'unreadable record' } };
     }
     if (raw === undefined) return undefined;
@@ -101,7 +103,8 @@ export class CheckpointRows {
     let raw: StoredCheckpoint | undefined;
     try {
       raw = await this.revisionRaw(checkpointId, version);
-    } catch {
+    } catch (error) {
+      rethrowMissingKey(error);
       return { ok: false, corruption: { checkpointId, taskId, version, reason: 'unreadable record' } };
     }
     if (raw === undefined) return current.ok ? undefined : current;
@@ -156,7 +159,8 @@ export class CheckpointRows {
       if (current === undefined) return undefined;
       if (new CheckpointDoc(current).version === 1) return current.h;
       return (await this.revisionRaw(checkpointId, 1))?.h;
-    } catch {
+    } catch (error) {
+      rethrowMissingKey(error);
       return undefined;
     }
   }

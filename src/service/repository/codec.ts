@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { openPlain } from '../../crypto/keyring.js';
+import { MissingKeyError, openPlain } from '../../crypto/keyring.js';
 import { compress, compressOffThread, decompress } from './compression.js';
 import { decodeValue, encodeValue, type SPACES, type ValueCodec } from '../../store/keyspace.js';
 import type { Bytes } from '../../store/store.js';
@@ -225,4 +225,14 @@ function readString(bytes: Buffer, at: number): { text: string; end: number } | 
 /** The typed reading of `bytes` stored at `key`. */
 export function decodeWith<T>(codec: ValueCodec, bytes: Uint8Array, key: Bytes): T {
   return codec.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), key) as T;
+}
+
+/**
+ * Lets a missing key through a catch that would call the value corrupt: a
+ * value sealed with a key this instance lacks (another instance's newer key,
+ * during a rolling key rotation) is whole, and the answer is 503 naming the
+ * key (`transactions.ts`), never `checkpoint_corrupted` nor an audit entry.
+ */
+export function rethrowMissingKey(error: unknown): void {
+  if (error instanceof MissingKeyError) throw error;
 }
