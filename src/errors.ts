@@ -29,6 +29,11 @@ export const ERRORS = {
   recovery_taken: { status: 409, title: 'Recovery taken', message: 'Another agent already completed this recovery; this agent must not take the task.' },
   recovery_blocked: { status: 409, title: 'Recovery blocked', message: 'This recovery was blocked instead of started; an admin must unblock the task, then start a new recovery.' },
   code_version_mismatch: { status: 409, title: 'Code version mismatch', message: 'The task was checkpointed under another code version; resume with acceptCodeChange: true only if the change is safe.' },
+  queued_write_outlived: {
+    status: 410,
+    title: 'Queued write outlived its operation record',
+    message: 'The write waited in the queue longer than operation records are kept, so a repeat could no longer be recognised; it was not applied. Check the checkpoint and resubmit it if it is missing.',
+  },
   encryption_key_missing: {
     status: 503,
     title: 'Encryption key missing',

@@ -12,6 +12,7 @@
  * @module
  */
 import type { ServiceContext } from '../service/context.js';
+import { AppError } from '../errors.js';
 import { deadLetterOf } from '../service/dead-letters.js';
 import { execute } from '../service/execute.js';
 import { inSpan } from '../telemetry/tracing.js';
@@ -43,7 +44,25 @@ export function transientCause(error: unknown): StoreErrorCode | undefined {
 
 const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown', 'not_configured']);
 
-export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs: number): Replayer {
+export interface ReplayerSettings {
+  intervalMs: number;
+  /**
+   * How long operation records are kept (`BATON_OPERATION_RETENTION_MS`). A
+   * write that waited longer may have applied already (a crash after its
+   * commit, before the journal counted it) with nothing left to tell: it is
+   * dead-lettered rather than applied a second time. A create is the
+   * exception: its id and hash tell a repeat apart (`alreadyCreated`).
+   */
+  operationRetentionMs: number;
+}
+
+/** Whether `record` waited in the journal past the operation retention, so that a repeat could no longer be recognised. */
+function outlived(ctx: ServiceContext, record: QueuedRecord, retentionMs: number): boolean {
+  return record.command.kind !== 'checkpoint.create' && Date.parse(record.enqueuedAt) < ctx.now().getTime() - retentionMs;
+}
+
+export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: ReplayerSettings): Replayer {
+  const { intervalMs } = settings;
   let running: Promise<void> | undefined;
   let stopping = false;
 
@@ -74,6 +93,11 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, intervalMs
         [...byKey.values()].map(async (records) => {
           for (const record of records) {
             if (failed) return;
+            if (outlived(ctx, record, settings.operationRetentionMs)) {
+              const detail = `The write waited in the queue since ${record.enqueuedAt}, longer than the operation retention (BATON_OPERATION_RETENTION_MS), so whether it already applied can no longer be told; it was not applied again.`;
+              await execute(ctx, deadLetterOf(ctx, record, new AppError('queued_write_outlived', { detail })));
+              continue;
+            }
             try {
               await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, (traceContext) => execute({ ...ctx, traceContext }, { ...record.command, fromQueue: true }));
             } catch (error) {

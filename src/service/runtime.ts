@@ -113,7 +113,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     start() {
       if (started) return;
       started = true;
-      replayer = queue ? startReplayer(ctx, queue, config.queueReplayMs) : undefined;
+      replayer = queue ? startReplayer(ctx, queue, { intervalMs: config.queueReplayMs, operationRetentionMs: config.operationRetentionMs }) : undefined;
       const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
       const operations = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
       const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs, eventRetentionMs: config.eventRetentionMs });
