@@ -98,6 +98,8 @@ const checkpointSettings = {
 const protocolSettings = {
   /** How often expired leases are looked for (ms); LEASE_EXPIRED is announced within about this long. */
   leaseSweepMs: setting('BATON_LEASE_SWEEP_MS', ms(10, 60_000).default(1_000)),
+  /** How far instances' clocks may disagree (ms): a lease is taken from its holder only this long after its expiry. */
+  clockSkewMs: setting('BATON_CLOCK_SKEW_MS', ms(0, 60_000).default(500)),
   /** Recoveries allowed per task within the window; one more blocks the task. */
   recoveryMaxAttempts: setting('BATON_RECOVERY_MAX_ATTEMPTS', z.coerce.number().int().min(1).max(1_000).default(3)),
   recoveryWindowMs: setting('BATON_RECOVERY_WINDOW_MS', z.coerce.number().int().min(1_000).default(60 * 60 * 1000)),

@@ -31,8 +31,21 @@ export interface LeaseState {
   lease?: Lease;
 }
 
-export function isLive(lease: Lease | undefined, now: string): lease is Lease {
-  return lease !== undefined && lease.status === 'active' && lease.expiresAt > now;
+/**
+ * Whether `lease` still holds at `now`. `graceMs` is the clock-skew
+ * allowance (`BATON_CLOCK_SKEW_MS`) for what would take the lease from its
+ * holder (another agent's acquisition, the sweeper's expiry): instances'
+ * clocks disagree, so those wait until that long after its expiry. The
+ * holder's own epoch stops writing at the expiry itself (`fencing`), so
+ * between the two nobody writes with the lease: the safe side of each clock.
+ */
+export function isLive(lease: Lease | undefined, now: string, graceMs = 0): lease is Lease {
+  return lease !== undefined && lease.status === 'active' && lease.expiresAt > shifted(now, graceMs);
+}
+
+/** `now` moved back by `graceMs`: a lease held past it is held at `now` with the allowance. */
+function shifted(now: string, graceMs: number): string {
+  return graceMs === 0 ? now : new Date(Date.parse(now) - graceMs).toISOString();
 }
 
 export function expiresAt(now: string, ttlMs: number): string {
@@ -49,9 +62,9 @@ export type FencingRefusal =
  * holder's epoch at its expiry, whether or not the sweeper has recorded the
  * expiry yet: the epoch is then the one the sweep sets (one above it).
  */
-export function currentEpoch(state: LeaseState, now: string): number {
+export function currentEpoch(state: LeaseState, now: string, graceMs = 0): number {
   const { lease } = state;
-  if (lease === undefined || lease.status !== 'active' || lease.expiresAt > now) return state.epoch;
+  if (lease === undefined || lease.status !== 'active' || lease.expiresAt > shifted(now, graceMs)) return state.epoch;
   return Math.max(state.epoch, lease.epoch + 1);
 }
 
@@ -62,11 +75,11 @@ export function currentEpoch(state: LeaseState, now: string): number {
  * holder's included; while a lease is live, a write must carry its epoch.
  * Tasks without a live lease accept a write without an epoch.
  */
-export function fencing(state: LeaseState, epoch: number | undefined, now: string): FencingRefusal | undefined {
-  const current = currentEpoch(state, now);
+export function fencing(state: LeaseState, epoch: number | undefined, now: string, graceMs = 0): FencingRefusal | undefined {
+  const current = currentEpoch(state, now, graceMs);
   if (epoch !== undefined && epoch < current) return { code: 'lease_superseded', epoch: current };
   if (epoch !== undefined && epoch > current) return { code: 'lease_epoch_unknown', epoch: current };
-  if (epoch === undefined && isLive(state.lease, now)) return { code: 'lease_required', epoch: current };
+  if (epoch === undefined && isLive(state.lease, now, graceMs)) return { code: 'lease_required', epoch: current };
   return undefined;
 }
 

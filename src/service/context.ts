@@ -81,6 +81,8 @@ export interface ServiceContext {
   vault?: VaultPort;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
+  /** How far instances' clocks may disagree (ms): a lease stays its holder's until this long after its expiry. */
+  clockSkewMs: number;
   /** The circuit breaker of recoveries. */
   breaker: BreakerSettings;
   /** The tenant's retention defaults, under each task's own policy. */

@@ -22,7 +22,9 @@ const SWEEP_BATCH = 100;
 export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): Periodic {
   return periodic('lease sweep', intervalMs, ctx.log, async (state) => {
     const now = ctx.now().toISOString();
-    const due = await runTransaction(ctx, (tx) => dueLeases(tx, now, SWEEP_BATCH), { readOnly: true });
+    // A lease is due only once the clock-skew allowance after its expiry has passed (`expireLease` checks it again).
+    const dueBy = new Date(Date.parse(now) - ctx.clockSkewMs).toISOString();
+    const due = await runTransaction(ctx, (tx) => dueLeases(tx, dueBy, SWEEP_BATCH), { readOnly: true });
     for (const entry of due) {
       if (state.stopped) return;
       await expireOne(ctx, entry, now);

@@ -63,7 +63,7 @@ function announceExpiry(write: TaskWrite, lease: Lease): void {
 export async function acquireLease(ctx: ServiceContext, command: AcquireLease): Promise<LeaseAnswer> {
   const { result, replayed } = await runInTask(ctx, command, command.taskId, async (write) => {
     const held = write.head.lease;
-    if (isLive(held, write.now)) {
+    if (isLive(held, write.now, ctx.clockSkewMs)) {
       if (held.agentId !== command.agentId) throw new AppError('lease_held', { extra: { agentId: held.agentId, expiresAt: held.expiresAt } });
       return extend(write, held, command.ttlMs);
     }
@@ -97,7 +97,7 @@ export async function expireLease(ctx: ServiceContext, command: ExpireLease): Pr
   const { result, replayed } = await runInTask(ctx, command, command.taskId, async (write) => {
     const lease = write.head.lease;
     const due = { id: command.leaseId, taskId: command.taskId, expiresAt: command.expiresAt };
-    if (lease === undefined || lease.id !== command.leaseId || lease.expiresAt !== command.expiresAt || lease.expiresAt > write.now) {
+    if (lease === undefined || lease.id !== command.leaseId || lease.expiresAt !== command.expiresAt || isLive(lease, write.now, ctx.clockSkewMs)) {
       write.repo.leaseExpiry.remove(due);
       return false;
     }
@@ -120,7 +120,7 @@ async function current(write: TaskWrite, leaseId: string): Promise<Lease> {
   if (held?.id === leaseId && isLive(held, write.now)) return held;
   const lease = present(await write.repo.leases.get(leaseId), 'a lease the task head names exists');
   if (lease.status === 'released') throw new AppError('lease_released', { extra: { leaseId } });
-  if (lease.status === 'expired' || (lease.status === 'active' && lease.expiresAt <= write.now)) throw new AppError('lease_expired', { extra: { leaseId } });
+  if (lease.status === 'expired' || (lease.status === 'active' && !isLive(lease, write.now))) throw new AppError('lease_expired', { extra: { leaseId } });
   throw new AppError('lease_superseded', { extra: { epoch: write.head.epoch } });
 }
 

@@ -111,7 +111,7 @@ async function plan(ctx: ServiceContext, repo: Repository, head: TaskHead, keepL
     const handoff = await repo.handoffs.get(head.openHandoff);
     if (handoff !== undefined) guards.set(handoff.checkpointId, 'open_handoff');
   }
-  const holder = isLive(head.lease, now) ? head.lease?.agentId : undefined;
+  const holder = isLive(head.lease, now, ctx.clockSkewMs) ? head.lease?.agentId : undefined;
   const result: CompactionPlan & { drop: { id: string }[] } = { removed: [], kept: [], more: false, drop: [] };
   let seen = 0;
   let holderKept = false;

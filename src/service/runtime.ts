@@ -81,6 +81,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     signer,
     maxCheckpointBytes: config.maxCheckpointBytes,
     transactionDeadlineMs: config.transactionDeadlineMs,
+    clockSkewMs: config.clockSkewMs,
     ...(config.taskLanes === 'on' || (config.taskLanes === 'auto' && options.store.name === 'fdb') ? { lanes: new TaskLanes() } : {}),
     retentionDefaults: {
       ...(config.defaultRetention !== undefined ? { retention: config.defaultRetention } : {}),
