@@ -14,6 +14,7 @@
 import type { ServiceContext } from '../service/context.js';
 import { AppError } from '../errors.js';
 import { deadLetterOf } from '../service/dead-letters.js';
+import { currentSettings } from '../service/fleet-settings.js';
 import { execute } from '../service/execute.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { storeCause } from '../service/transactions.js';
@@ -46,20 +47,24 @@ const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout'
 
 export interface ReplayerSettings {
   intervalMs: number;
-  /**
-   * How long operation records are kept (`BATON_OPERATION_RETENTION_MS`). A
-   * write that waited longer may have applied already (a crash after its
-   * commit, before the journal counted it) with nothing left to tell: it is
-   * dead-lettered rather than applied a second time. A create is the
-   * exception: its id and hash tell a repeat apart (`alreadyCreated`).
-   */
-  operationRetentionMs: number;
 }
 
-/** Whether `record` waited in the journal past the operation retention, so that a repeat could no longer be recognised. */
-function outlived(ctx: ServiceContext, record: QueuedRecord, retentionMs: number): boolean {
-  return record.command.kind !== 'checkpoint.create' && Date.parse(record.enqueuedAt) < ctx.now().getTime() - retentionMs;
+/**
+ * Whether `record` waited longer than operation records are kept (the
+ * fleet's operation retention): it may have applied already (a crash after
+ * its commit, before the journal counted it) with nothing left to tell, so it
+ * is dead-lettered rather than applied a second time. A create is the
+ * exception: its id and hash tell a repeat apart (`alreadyCreated`).
+ */
+async function outlived(ctx: ServiceContext, record: QueuedRecord, retention: () => Promise<number>): Promise<boolean> {
+  if (record.command.kind === 'checkpoint.create') return false;
+  const age = ctx.now().getTime() - Date.parse(record.enqueuedAt);
+  // No retention is shorter than a minute: a younger write needs no read of the settings.
+  return age > MIN_OPERATION_RETENTION_MS && age > (await retention());
 }
+
+/** The shortest operation retention the settings allow (`domain/fleet-settings.ts`). */
+const MIN_OPERATION_RETENTION_MS = 60_000;
 
 export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: ReplayerSettings): Replayer {
   const { intervalMs } = settings;
@@ -80,6 +85,9 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
     } catch {
       return;
     }
+    // Read once a pass, and only when a write old enough to have outlived it waits.
+    let retentionMs: Promise<number> | undefined;
+    const retention = () => (retentionMs ??= currentSettings(ctx).then((settings) => settings.operationRetentionMs));
     while (queue.depth > 0 && !stopping) {
       // A batch at a time: each task's writes in order, the tasks side by side (their commits share fsyncs).
       const batch = queue.head(BATCH);
@@ -93,12 +101,12 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
         [...byKey.values()].map(async (records) => {
           for (const record of records) {
             if (failed) return;
-            if (outlived(ctx, record, settings.operationRetentionMs)) {
-              const detail = `The write waited in the queue since ${record.enqueuedAt}, longer than the operation retention (BATON_OPERATION_RETENTION_MS), so whether it already applied can no longer be told; it was not applied again.`;
-              await execute(ctx, deadLetterOf(ctx, record, new AppError('queued_write_outlived', { detail })));
-              continue;
-            }
             try {
+              if (await outlived(ctx, record, retention)) {
+                const detail = `The write waited in the queue since ${record.enqueuedAt}, longer than the operation retention, so whether it already applied can no longer be told; it was not applied again.`;
+                await execute(ctx, deadLetterOf(ctx, record, new AppError('queued_write_outlived', { detail })));
+                continue;
+              }
               await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, (traceContext) => execute({ ...ctx, traceContext }, { ...record.command, fromQueue: true }));
             } catch (error) {
               const transient = transientCause(error);

@@ -7,7 +7,7 @@
 import type { Checkpoint } from '../domain/checkpoint.js';
 import type { Actor, QueueableCommand, Queued } from '../domain/commands.js';
 import type { BreakerSettings } from '../domain/recovery.js';
-import type { TaskPolicy } from '../domain/retention.js';
+import type { FleetSettings } from '../domain/fleet-settings.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Context } from '@opentelemetry/api';
@@ -85,8 +85,12 @@ export interface ServiceContext {
   clockSkewMs: number;
   /** The circuit breaker of recoveries. */
   breaker: BreakerSettings;
-  /** The tenant's retention defaults, under each task's own policy. */
-  retentionDefaults: TaskPolicy;
+  /**
+   * The settings that remove data as this instance's configuration gives
+   * them: they seed a store that holds none, and stand in for the store's
+   * only until it does (`fleet-settings.ts`). Decisions read the store's.
+   */
+  settingsSeed: FleetSettings;
   /** The CloudEvents `source` of this deployment. */
   eventSource: string;
   now(): Date;

@@ -8,14 +8,13 @@
  * @module
  */
 import type { ServiceContext } from './context.js';
+import { currentSettings } from './fleet-settings.js';
 import { periodic, type Periodic } from './maintenance/periodic.js';
 import { expireOperations } from './repository/repository.js';
 import { runTransaction, type RunnerContext } from './transactions.js';
 
 export interface OperationSweepSettings {
-  /** Records older than this are deleted (ms). */
-  retentionMs: number;
-  /** How often the sweeper looks (ms). */
+  /** How often the sweeper looks (ms). Records older than the fleet's operation retention go (`fleet-settings.ts`). */
   intervalMs: number;
 }
 
@@ -37,7 +36,8 @@ export async function sweepOperations(ctx: RunnerContext, before: number, batche
 
 export function startOperationSweeper(ctx: ServiceContext, settings: OperationSweepSettings): Periodic {
   return periodic('operation sweep', settings.intervalMs, ctx.log, async () => {
-    const deleted = await sweepOperations(ctx, ctx.now().getTime() - settings.retentionMs);
+    const { operationRetentionMs } = await currentSettings(ctx);
+    const deleted = await sweepOperations(ctx, ctx.now().getTime() - operationRetentionMs);
     if (deleted > 0) ctx.log.info({ deleted }, 'expired operation records deleted');
   });
 }

@@ -86,7 +86,7 @@ export async function purgeTask(ctx: ServiceContext, command: PurgeTask): Promis
     }
     if (head.purging === undefined) {
       if (head.legalHold !== undefined) throw new AppError('legal_hold', { extra: { reason: head.legalHold.reason } });
-      if (taskRetained(effectivePolicy(head.policy, ctx.retentionDefaults), head.updatedAt, now)) throw new AppError('retention_active');
+      if (taskRetained(effectivePolicy(head.policy, write.defaults), head.updatedAt, now)) throw new AppError('retention_active');
       head.purging = { startedAt: now, by: command.actor.subject, purged: 0 };
       repo.jobs.put({ kind: 'purge', taskId: command.taskId, startedAt: now, by: command.actor.subject });
     }

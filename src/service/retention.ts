@@ -18,6 +18,7 @@ import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { walkToRecoveryPoint } from './recovery-point.js';
 import type { Repository, TaskHead } from './repository/repository.js';
+import { policyDefaults } from './fleet-settings.js';
 import { runInTask } from './task-transaction.js';
 
 /** The most checkpoints one compaction removes; a call that stops there says `more: true`. */
@@ -44,21 +45,21 @@ export interface CompactionPlan {
   more: boolean;
 }
 
-function view(ctx: ServiceContext, head: TaskHead): PolicyView {
-  return { taskId: head.taskId, policy: head.policy ?? {}, effective: effectivePolicy(head.policy, ctx.retentionDefaults), legalHold: head.legalHold ?? null };
+function view(defaults: TaskPolicy, head: TaskHead): PolicyView {
+  return { taskId: head.taskId, policy: head.policy ?? {}, effective: effectivePolicy(head.policy, defaults), legalHold: head.legalHold ?? null };
 }
 
 const NO_TASK = 'No task with this id exists.';
 
 export async function readPolicy(ctx: ServiceContext, actor: Actor, taskId: string): Promise<PolicyView> {
-  const head = await snapshot(ctx, actor.tenant, (repo) => repo.tasks.head(taskId));
+  const { head, defaults } = await snapshot(ctx, actor.tenant, async (repo) => ({ head: await repo.tasks.head(taskId), defaults: await policyDefaults(ctx, repo) }));
   if (head === undefined) throw new AppError('not_found', { detail: NO_TASK });
-  return view(ctx, head);
+  return view(defaults, head);
 }
 
 /** Handler of `task.policy`. */
 export async function setPolicy(ctx: ServiceContext, command: SetPolicy): Promise<PolicyView> {
-  const { result } = await runInTask(ctx, command, command.taskId, async ({ head, audit, event }) => {
+  const { result } = await runInTask(ctx, command, command.taskId, async ({ head, audit, event, defaults }) => {
     if (head.seq === 0) throw new AppError('not_found', { detail: NO_TASK });
     const policy: TaskPolicy = { ...head.policy };
     for (const member of ['retention', 'expireAfter', 'keepLast'] as const) {
@@ -69,14 +70,14 @@ export async function setPolicy(ctx: ServiceContext, command: SetPolicy): Promis
     head.policy = policy;
     audit({ action: 'task.policy_set', details: { ...policy } });
     event({ type: 'TASK_POLICY_SET', subject: command.taskId, data: { policy } });
-    return view(ctx, head);
+    return view(defaults, head);
   });
   return result;
 }
 
 /** Handler of `task.hold`: a legal hold placed or lifted. */
 export async function changeLegalHold(ctx: ServiceContext, command: LegalHoldChange): Promise<PolicyView> {
-  const { result } = await runInTask(ctx, command, command.taskId, async ({ head, audit, event, now }) => {
+  const { result } = await runInTask(ctx, command, command.taskId, async ({ head, audit, event, now, defaults }) => {
     if (head.seq === 0) throw new AppError('not_found', { detail: NO_TASK });
     if (command.hold) {
       head.legalHold = { reason: command.reason ?? '', at: now, by: command.actor.subject };
@@ -88,7 +89,7 @@ export async function changeLegalHold(ctx: ServiceContext, command: LegalHoldCha
       audit({ action: 'task.legal_hold_released', details: { reason, ...(command.reason ? { releaseReason: command.reason } : {}) } });
       event({ type: 'LEGAL_HOLD_RELEASED', subject: command.taskId, data: { reason } });
     }
-    return view(ctx, head);
+    return view(defaults, head);
   });
   return result;
 }
@@ -104,7 +105,7 @@ export async function compactionGuards(ctx: ServiceContext, actor: Actor, taskId
 /** What compacting the task would remove and keep now; refuses under a hold or the task's retention. */
 async function plan(ctx: ServiceContext, repo: Repository, head: TaskHead, keepLast: number, protect: readonly string[], now: string): Promise<CompactionPlan & { drop: { id: string }[] }> {
   if (head.legalHold !== undefined) throw new AppError('legal_hold', { extra: { reason: head.legalHold.reason } });
-  if (taskRetained(effectivePolicy(head.policy, ctx.retentionDefaults), head.updatedAt, now)) throw new AppError('retention_active');
+  if (taskRetained(effectivePolicy(head.policy, await policyDefaults(ctx, repo)), head.updatedAt, now)) throw new AppError('retention_active');
   const guards = new Map<string, KeepReason>(protect.map((id) => [id, 'recovery_point']));
   if (head.latestId !== undefined) guards.set(head.latestId, 'latest');
   if (head.openHandoff !== undefined) {

@@ -27,6 +27,7 @@ import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { isOutage } from './transactions.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
+import { adoptSettings, settingsOf } from './fleet-settings.js';
 
 export interface RuntimeOptions {
   store: Store;
@@ -83,11 +84,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     transactionDeadlineMs: config.transactionDeadlineMs,
     clockSkewMs: config.clockSkewMs,
     ...(config.taskLanes === 'on' || (config.taskLanes === 'auto' && options.store.name === 'fdb') ? { lanes: new TaskLanes() } : {}),
-    retentionDefaults: {
-      ...(config.defaultRetention !== undefined ? { retention: config.defaultRetention } : {}),
-      ...(config.defaultExpireAfter !== undefined ? { expireAfter: config.defaultExpireAfter } : {}),
-      ...(config.defaultKeepLast !== undefined ? { keepLast: config.defaultKeepLast } : {}),
-    },
+    settingsSeed: settingsOf(config),
     ...(config.encryptionKeyFile !== undefined ? { vault: Vault.fromFile(config.encryptionKeyFile) } : {}),
     eventSource: '/baton',
     now: options.clock ?? (() => new Date()),
@@ -99,6 +96,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const store: Store = faults ?? options.store;
   const base = serviceContext(config, { ...options, store });
   await checkStoreKeys(base, config);
+  await seedSettings(base);
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
   const ctx: ServiceContext = { ...base, ...(queue ? { queue } : {}) };
 
@@ -114,10 +112,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     start() {
       if (started) return;
       started = true;
-      replayer = queue ? startReplayer(ctx, queue, { intervalMs: config.queueReplayMs, operationRetentionMs: config.operationRetentionMs }) : undefined;
+      replayer = queue ? startReplayer(ctx, queue, { intervalMs: config.queueReplayMs }) : undefined;
       const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
-      const operations = startOperationSweeper(ctx, { retentionMs: config.operationRetentionMs, intervalMs: config.operationSweepMs });
-      const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs, eventRetentionMs: config.eventRetentionMs });
+      const operations = startOperationSweeper(ctx, { intervalMs: config.operationSweepMs });
+      const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs });
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
       stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop()];
     },
@@ -138,6 +136,17 @@ async function checkStoreKeys(ctx: ServiceContext, config: Config): Promise<void
   } catch (error) {
     if (!isOutage(error)) throw error;
     ctx.log.warn({ err: error }, 'the store is unavailable at start-up; its encryption keys are checked when it is back');
+  }
+}
+
+/** Writes this instance's settings that remove data to a store that holds none; says which configured values the store's override. */
+async function seedSettings(ctx: ServiceContext): Promise<void> {
+  try {
+    const { overridden } = await adoptSettings(ctx);
+    if (overridden.length > 0) ctx.log.warn({ overridden }, 'the store holds the fleet settings that remove data; these configured values are not used (change them with PUT /v1/admin/settings)');
+  } catch (error) {
+    if (!isOutage(error)) throw error;
+    ctx.log.warn({ err: error }, 'the store is unavailable at start-up; its fleet settings are read when it is back');
   }
 }
 

@@ -14,7 +14,8 @@ import type { Command, CommandBase } from '../domain/commands.js';
 import type { CloudEvent, EventDraft } from '../domain/events.js';
 import { fencing } from '../domain/leases.js';
 import { annotate, currentTraceparent } from '../telemetry/tracing.js';
-import { addDuration, effectivePolicy } from '../domain/retention.js';
+import { addDuration, effectivePolicy, type TaskPolicy } from '../domain/retention.js';
+import { policyDefaults } from './fleet-settings.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
@@ -26,6 +27,8 @@ export interface TaskWrite {
   head: TaskHead;
   /** The command's time. */
   now: string;
+  /** The tenant defaults under the task's policy, as the store holds them in this transaction (`fleet-settings.ts`). */
+  defaults: TaskPolicy;
   audit(draft: Omit<AuditDraft, 'at' | 'actor'> & { agentId?: string }): void;
   event(draft: EventDraft): void;
   /**
@@ -63,12 +66,14 @@ export async function runInTask<T>(
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
     if (head.purging !== undefined && !PURGE_KINDS.has(command.kind)) throw new AppError('task_purging');
     if (FENCED.has(command.kind)) checkFencing(head, command.leaseEpoch, now);
+    const defaults = await policyDefaults(ctx, repo);
     const drafts: AuditDraft[] = [];
     const events: CloudEvent[] = [];
     const result = await change({
       repo,
       head,
       now,
+      defaults,
       audit: ({ agentId, ...draft }) =>
         drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
       event: (draft) => events.push(cloudEvent(ctx, actor.tenant, taskId, draft, now, traceparent)),
@@ -85,8 +90,8 @@ export async function runInTask<T>(
     head.audit = sealed.tip;
     head.updatedAt = now;
     if (traceparent !== undefined) head.traceparent = traceparent;
-    noteExpiry(ctx, repo, head, now);
-    if (!SWEEPER_KINDS.has(command.kind)) noteCompaction(ctx, repo, head, now);
+    noteExpiry(defaults, repo, head, now);
+    if (!SWEEPER_KINDS.has(command.kind)) noteCompaction(defaults, repo, head, now);
     await repo.tasks.putHead(head);
     repo.events.append(events);
     return result;
@@ -123,15 +128,15 @@ const SWEEPER_KINDS: ReadonlySet<Command['kind']> = new Set(['task.compact', 'ta
  * than its policy's `keepLast` (one small key, rewritten by each write);
  * the sweeper's compaction finds what, if anything, may go.
  */
-function noteCompaction(ctx: ServiceContext, repo: Repository, head: TaskHead, now: string): void {
-  const { keepLast } = effectivePolicy(head.policy, ctx.retentionDefaults);
+function noteCompaction(defaults: TaskPolicy, repo: Repository, head: TaskHead, now: string): void {
+  const { keepLast } = effectivePolicy(head.policy, defaults);
   if (keepLast === undefined || head.seq <= keepLast || head.purging !== undefined || head.legalHold !== undefined) return;
   repo.jobs.put({ kind: 'compact', taskId: head.taskId, startedAt: now, by: 'baton:retention-sweeper' });
 }
 
 /** Notes when the policy's `expireAfter` lets the task go, counted from this write (none for a task without checkpoints). */
-function noteExpiry(ctx: ServiceContext, repo: Repository, head: TaskHead, now: string): void {
-  const { expireAfter } = effectivePolicy(head.policy, ctx.retentionDefaults);
+function noteExpiry(defaults: TaskPolicy, repo: Repository, head: TaskHead, now: string): void {
+  const { expireAfter } = effectivePolicy(head.policy, defaults);
   const expiresAt = expireAfter !== undefined && head.latestId !== undefined && head.purging === undefined ? new Date(addDuration(now, expireAfter)).toISOString() : undefined;
   repo.jobs.expiry(head.taskId, expiresAt, head.expiresAt);
   if (expiresAt === undefined) delete head.expiresAt;

@@ -57,7 +57,7 @@ it('dead-letters an update that waited past the operation retention, and still a
   // Accepted an hour ago.
   await queue.enqueue(update(id(2), now - HOUR, 2), 'fresh', new Date(now - HOUR).toISOString());
 
-  const replayer = startReplayer(ctx, queue, { intervalMs: 60_000, operationRetentionMs: 24 * HOUR });
+  const replayer = startReplayer(ctx, queue, { intervalMs: 60_000 });
   cleanup = async () => {
     await replayer.stop();
     await queue.close();

@@ -47,7 +47,7 @@ async function rig(): Promise<Rig> {
   // Conflicts and unknown outcomes are retried until this deadline (unreachable stores three times), then the pass stops.
   const ctx = standaloneContext(faults, { queue, transactionDeadlineMs: 300 });
   // A long interval: the test runs each pass itself with kick().
-  const replayer = startReplayer(ctx, queue, { intervalMs: 60_000, operationRetentionMs: 24 * 60 * 60 * 1000 });
+  const replayer = startReplayer(ctx, queue, { intervalMs: 60_000 });
   await replayer.kick();
   cleanup = async () => {
     await replayer.stop();

@@ -10,6 +10,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ServiceContext } from '../../service/context.js';
 import { listDeadLetters } from '../../service/dead-letters.js';
+import { changeFleetSettings, currentSettings } from '../../service/fleet-settings.js';
+import { fleetSettingsBody } from '../../domain/fleet-settings.js';
 import { rekeyStatus, startRekey } from '../../service/vault.js';
 import type { FaultInjectingStore } from '../../store/faults.js';
 import type { StoreErrorCode } from '../../store/store.js';
@@ -48,6 +50,16 @@ export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaults
     request.log.info({ state: status.state }, 'rekey pass asked for');
     return reply.code(202).send(status);
   });
+  app.get('/v1/admin/settings', { schema: { tags, summary: 'The settings that remove data, shared by every instance over the store (admin)' }, config: admin }, async () => currentSettings(ctx));
+  app.put(
+    '/v1/admin/settings',
+    { schema: { tags, summary: 'Change the settings that remove data for every instance: default retention, expireAfter and keepLast; event and operation retention (admin)', body: fleetSettingsBody }, config: admin },
+    async (request) => {
+      const settings = await changeFleetSettings(ctx, request.body);
+      request.log.warn({ settings }, 'fleet settings changed by an operator');
+      return settings;
+    },
+  );
   app.get('/v1/admin/rekey', { schema: { tags, summary: 'Where the re-seal pass stands (admin)' }, config: admin }, async () => rekeyStatus(ctx));
 
   if (faults === undefined) return;

@@ -21,6 +21,7 @@ import { expiredTasks, pendingJobs, Repository, tenants, type Job } from '../rep
 import { compactionGuards, readPolicy } from '../retention.js';
 import { inSpan } from '../../telemetry/tracing.js';
 import { periodic, type Periodic } from './periodic.js';
+import { currentSettings } from '../fleet-settings.js';
 import { runTransaction } from '../transactions.js';
 
 /** Tasks, jobs and tenants looked at per read. */
@@ -78,12 +79,10 @@ export async function purgeWithin(ctx: ServiceContext, command: PurgeTask, withi
 /** One tick: expired tasks purged, purges in progress continued. */
 export interface MaintenanceSettings {
   intervalMs: number;
-  /** Events older than this are trimmed from the outbox (ms). */
-  eventRetentionMs: number;
 }
 
-export function maintenanceTick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
-  return inSpan('baton.maintenance.tick', {}, (traceContext) => tick({ ...ctx, traceContext }, settings));
+export function maintenanceTick(ctx: ServiceContext): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
+  return inSpan('baton.maintenance.tick', {}, (traceContext) => tick({ ...ctx, traceContext }));
 }
 
 /** Trims every tenant's outbox of events older than the retention, in bounded transactions, until the tick's time is spent. */
@@ -107,7 +106,7 @@ async function trimEvents(ctx: ServiceContext, retentionMs: number, until: numbe
   }
 }
 
-async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'eventRetentionMs'>): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
+async function tick(ctx: ServiceContext): Promise<{ started: number; finished: number; trimmed: number; compacted: number }> {
   const until = performance.now() + TICK_MS;
   let started = 0;
   let finished = 0;
@@ -140,7 +139,8 @@ async function tick(ctx: ServiceContext, settings: Pick<MaintenanceSettings, 'ev
       ctx.log.info({ tenant: job.tenant, taskId: job.taskId }, 'task purged');
     }
   }
-  const trimmed = await trimEvents(ctx, settings.eventRetentionMs, until);
+  // The fleet's event retention, as the store holds it: every instance trims alike.
+  const trimmed = await trimEvents(ctx, (await currentSettings(ctx)).eventRetentionMs, until);
   if (trimmed > 0) ctx.log.info({ trimmed }, 'events past their retention trimmed');
   if (compacted > 0) ctx.log.info({ compacted }, 'checkpoints past keepLast compacted');
   return { started, finished, trimmed, compacted };
@@ -172,6 +172,6 @@ async function compactForPolicy(ctx: ServiceContext, job: Job): Promise<number> 
 /** Runs a tick every `intervalMs` (never two at once); stop() lets the running one finish its batch. */
 export function startMaintenance(ctx: ServiceContext, settings: MaintenanceSettings): Periodic {
   return periodic('maintenance', settings.intervalMs, ctx.log, async () => {
-    await maintenanceTick(ctx, settings);
+    await maintenanceTick(ctx);
   });
 }

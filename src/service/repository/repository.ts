@@ -9,6 +9,8 @@
  * @module
  */
 import type { DeadLetter } from '../../domain/dead-letter.js';
+import type { FleetSettings } from '../../domain/fleet-settings.js';
+import { readFleetSettings } from './fleet-settings.js';
 import type { Handoff } from '../../domain/handoff.js';
 import type { Lease } from '../../domain/leases.js';
 import type { Recovery } from '../../domain/recovery.js';
@@ -71,6 +73,11 @@ export class Repository {
     this.jobs = new JobRows(tx, tenant);
   }
 
+  /** The fleet's settings that remove data, as the store holds them (undefined until an instance wrote them). */
+  fleetSettings(): Promise<FleetSettings | undefined> {
+    return readFleetSettings(this.tx);
+  }
+
   /** A write budget over this transaction's own counters, for the batches of a long pass. */
   writeBudget(): WriteBudget {
     return new WriteBudget(this.tx);
@@ -97,4 +104,5 @@ export type { TaskHead } from './tasks.js';
 export { STORE_FORMAT, tenants, type StoreHeader } from './header.js';
 export { compressAhead, rethrowMissingKey, type Sealing } from './codec.js';
 export { forgetKey, noteKeys, usedKeys } from './key-registry.js';
+export { readFleetSettings, writeFleetSettings } from './fleet-settings.js';
 export { resealBatch, type ResealPosition } from './reseal.js';
