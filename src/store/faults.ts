@@ -92,6 +92,11 @@ export class FaultInjectingStore implements Store {
     return this.inner.ping();
   }
 
+  async compact(): Promise<boolean> {
+    await this.gate();
+    return this.inner.compact();
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

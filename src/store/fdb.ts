@@ -260,6 +260,16 @@ export class FdbStore implements Store {
   }
 
   /**
+   * Nothing to rewrite here: the files are the storage servers', and
+   * FoundationDB gives a client no way to compact them (`docs/encryption.md`
+   * says what an operator can do instead).
+   */
+  async compact(): Promise<boolean> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    return false;
+  }
+
+  /**
    * Waits for running transactions and refuses new ones. The network thread
    * and the shared database handle stay up: FoundationDB cannot start the
    * network again in this process, and other stores may share the handle.
