@@ -15,7 +15,7 @@ const keyLayout = [
 ];
 const upward = (from, layers) => ({ group: layers.map((layer) => `**/${layer}/*`), message: `${from} never imports ${layers.join(', ')}: imports point inward (docs/architecture.md).` });
 const storeValues = { group: ['**/store/*', '!**/store/keyspace*', '!**/store/once*'], allowTypeImports: true, message: 'Routes see services only: store errors become Baton errors in the service, and only types of the store port may be named here.' };
-const repositoryValues = { group: ['**/service/repository/*'], allowTypeImports: true, message: 'Routes and the queue reach stored records through service functions, never the repository.' };
+const repository = { group: ['**/service/repository/*'], message: 'Routes and the queue reach stored records through service functions, never the repository: not even its types.' };
 const serverSide = { group: ['**/service/*', '**/store/*', '**/http/*', '**/queue/*', '**/app', '**/app.js'], message: 'src/langgraph/ talks to Baton through src/client/, never to the server modules.' };
 const httpFromBelow = { group: ['**/http/*', '**/app', '**/app.js', '**/main', '**/main.js'], message: 'The service never imports HTTP: the CLI and MCP run the same service without Fastify.' };
 
@@ -52,8 +52,8 @@ export default tseslint.config(
   },
   // The runtime owns the queue (and only it, of the service).
   { files: ['src/service/runtime.ts'], rules: restrict(...keyLayout, adapters, httpFromBelow) },
-  { files: ['src/queue/**/*.ts'], rules: restrict(...keyLayout, adapters, httpFromBelow, storeValues, repositoryValues) },
-  { files: ['src/http/**/*.ts'], rules: restrict(...keyLayout, adapters, storeValues, repositoryValues) },
+  { files: ['src/queue/**/*.ts'], rules: restrict(...keyLayout, adapters, httpFromBelow, storeValues, repository) },
+  { files: ['src/http/**/*.ts'], rules: restrict(...keyLayout, adapters, storeValues, repository) },
   { files: ['src/cli/**/*.ts'], rules: restrict(...keyLayout, adapters, { group: ['**/http/*', '**/app', '**/app.js'], message: 'src/cli/ uses the service and the client, never src/http/.' }) },
   { files: ['src/**/*.ts'], ignores: ['src/store/**', 'src/service/transactions.ts'], rules: { 'no-restricted-syntax': ['error', oneRunner] } },
   {

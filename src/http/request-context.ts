@@ -13,7 +13,16 @@ import { AppError } from '../errors.js';
 import { commandBase } from '../service/commands.js';
 import type { ServiceContext } from '../service/context.js';
 import { queuedDoc } from '../service/queued-reads.js';
-import type { CheckpointDoc } from '../service/repository/repository.js';
+
+/**
+ * What an answer takes of a stored checkpoint, as the service hands it out:
+ * its JSON text, sent as it is, and its version, for the ETag. Routes name
+ * no repository type (`docs/architecture.md`), so this is said here by shape.
+ */
+export interface SentDoc {
+  readonly json: string;
+  readonly version: number;
+}
 
 export function actorOf(request: FastifyRequest): Actor {
   const { role, tenant, subject } = request.principal;
@@ -109,7 +118,7 @@ export function scoped(ctx: ServiceContext, request: FastifyRequest): ServiceCon
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Answers one stored checkpoint from its stored text, with its ETag; a view with writes still queued is marked `queued`. */
-export function sendDoc(reply: FastifyReply, doc: CheckpointDoc, status = 200, queued = false): FastifyReply {
+export function sendDoc(reply: FastifyReply, doc: SentDoc, status = 200, queued = false): FastifyReply {
   reply.code(status).header('ETag', etag(doc.version)).type(JSON_TYPE);
   if (!queued) return reply.send(doc.json);
   return reply.header('Baton-Queued', 'true').send(`{"queued":true,${doc.json.slice(1)}`);
@@ -128,7 +137,7 @@ export function sendQueued(reply: FastifyReply, queued: Queued): FastifyReply {
 }
 
 /** Answers a list of stored checkpoints (`{ items, ... }`) by joining their stored texts. */
-export function sendDocs(reply: FastifyReply, page: { items: CheckpointDoc[]; nextCursor?: string; corrupted?: string[] }): FastifyReply {
+export function sendDocs(reply: FastifyReply, page: { items: SentDoc[]; nextCursor?: string; corrupted?: string[] }): FastifyReply {
   const { items, ...rest } = page;
   const tail = JSON.stringify(rest);
   const members = tail === '{}' ? '' : `,${tail.slice(1, -1)}`;
@@ -140,7 +149,7 @@ export function sendDocs(reply: FastifyReply, page: { items: CheckpointDoc[]; ne
  * `{ handoff, checkpoint, continuationPrompt }`): the checkpoints go in as
  * their stored text, the rest as ordinary JSON.
  */
-export function sendWithDocs(reply: FastifyReply, status: number, body: Record<string, unknown>, docs: Record<string, CheckpointDoc | undefined>): FastifyReply {
+export function sendWithDocs(reply: FastifyReply, status: number, body: Record<string, unknown>, docs: Record<string, SentDoc | undefined>): FastifyReply {
   const members = Object.entries(docs).map(([name, doc]) => `${JSON.stringify(name)}:${doc === undefined ? 'null' : doc.json}`);
   const rest = JSON.stringify(body);
   if (rest !== '{}') members.push(rest.slice(1, -1));

@@ -25,6 +25,12 @@ import { runInTask } from './task-transaction.js';
 
 /** Times a recovery walks again when the task changed between its walk and its transaction. */
 const WALK_ATTEMPTS = 3;
+/**
+ * Initiated recoveries the task head remembers, so that compaction keeps
+ * the checkpoints they started from; past this many the oldest is forgotten,
+ * and its completion, should it come, may find its checkpoint compacted.
+ */
+export const MAX_OPEN_RECOVERIES = 16;
 
 /** The task changed after its recovery point was walked to: walk again. */
 class StaleWalk extends Error {}
@@ -86,6 +92,7 @@ async function startFrom(ctx: ServiceContext, command: StartRecovery, walked: Wa
       }
     } else {
       head.recoveries = [...recent, now];
+      head.openRecoveries = [...(head.openRecoveries ?? []), { id: recovery.id, checkpointId: recovery.checkpointId! }].slice(-MAX_OPEN_RECOVERIES);
       // Fence at once: the failed agent's lease ends and its epoch is outdated, so its late writes are refused.
       await retire(write, 'revoked');
       head.epoch = (head.epoch ?? 0) + 1;
@@ -136,10 +143,15 @@ export async function completeRecovery(ctx: ServiceContext, command: CompleteRec
       return { leaseId: recovery.leaseId! };
     }
     const point = recovery.checkpointId ? await repo.checkpoints.current(recovery.taskId, recovery.checkpointId) : undefined;
+    // Compaction keeps an open recovery's checkpoint; one gone anyway (forgotten past the bound) cannot be checked against, so it is not resumed from.
+    if (recovery.checkpointId !== undefined && point === undefined) throw new AppError('checkpoint_compacted', { extra: { checkpointId: recovery.checkpointId } });
     const recorded = point?.ok ? point.doc.checkpoint.codeVersion : undefined;
     if (codeVersionClash(recorded, command.codeVersion, command.acceptCodeChange)) throw new AppError('code_version_mismatch', { extra: { codeVersion: recorded } });
     const completed: Recovery = { ...recovery, status: 'completed', completedAt: now, agentId: command.agentId, leaseId: command.leaseId };
     await repo.recoveries.put(completed);
+    const open = (head.openRecoveries ?? []).filter((entry) => entry.id !== recovery.id);
+    if (open.length > 0) head.openRecoveries = open;
+    else delete head.openRecoveries;
     write.audit({ action: 'recovery.completed', agentId: command.agentId, details: { recoveryId: recovery.id } });
     write.event({ type: 'RECOVERY_COMPLETED', subject: recovery.id, data: { recoveryId: recovery.id, agentId: command.agentId, checkpointId: recovery.checkpointId } });
     await grantLease(write, command.leaseId, command.agentId, command.ttlMs ?? LEASE_TTL_MS.default);

@@ -6,7 +6,9 @@
  * under an older key, the keys nothing is sealed with any more are
  * forgotten, and their lines may leave the key file. A pass cut short by a
  * restart is simply run again: values already under the newest key are
- * skipped.
+ * skipped. Its last step compacts the store's files (`Store.compact`): the
+ * values it replaced, plain or under an older key, would otherwise stay in
+ * the pages the store freed.
  *
  * @module
  */
@@ -27,6 +29,8 @@ export interface RekeyStatus {
   reindexed: number;
   /** Keys forgotten at the end: nothing is sealed with them any more. */
   retired: string[];
+  /** The store's files were rewritten at the end, holding only live values (false where the store cannot: FoundationDB). */
+  compacted?: boolean;
   /** Why the pass stopped, when it failed. */
   error?: string;
 }
@@ -100,9 +104,11 @@ export class Rekeyer {
     }
     // A queued write may still be sealed with an older key: those stay known until the queue has drained.
     // So may a tenant the key file no longer seals (its values were left as they are).
-    if ((ctx.queue?.depth ?? 0) > 0 || skipped) return;
-    for (const entry of vault.keyring.sealingKeys()) newest.add(entry.id);
-    this.current.retired = await retire(newest);
-    ctx.log.info({ resealed: this.current.resealed, retired: this.current.retired }, 'rekey pass done');
+    if ((ctx.queue?.depth ?? 0) === 0 && !skipped) {
+      for (const entry of vault.keyring.sealingKeys()) newest.add(entry.id);
+      this.current.retired = await retire(newest);
+    }
+    this.current.compacted = await ctx.store.compact();
+    ctx.log.info({ resealed: this.current.resealed, retired: this.current.retired, compacted: this.current.compacted }, 'rekey pass done');
   }
 }

@@ -3,8 +3,9 @@
  * `docs/retention.md`). The policy and the hold live in the task head, so
  * every write to the task sees them in its own transaction; each change is
  * audited and announced. Compaction removes old checkpoints under `keepLast`
- * but never the latest, the recovery point, the checkpoint an open handoff
- * finalized, the lease holder's newest, or anything a retention period or a
+ * but never the latest, the recovery point, the checkpoint an initiated
+ * recovery started from, the checkpoint an open handoff finalized, the
+ * lease holder's newest, or anything a retention period or a
  * legal hold covers; what it removes leaves its id and lineage rows behind,
  * so a read answers 410 `checkpoint_compacted` and the lineage of what is
  * kept still reaches its root. At most {@link MAX_REMOVALS} go per call.
@@ -36,7 +37,7 @@ export interface PolicyView {
   legalHold: LegalHold | null;
 }
 
-export type KeepReason = 'keep_last' | 'latest' | 'recovery_point' | 'open_handoff' | 'live_lease' | 'retention';
+export type KeepReason = 'keep_last' | 'latest' | 'recovery_point' | 'open_recovery' | 'open_handoff' | 'live_lease' | 'retention';
 
 export interface CompactionPlan {
   removed: string[];
@@ -107,6 +108,8 @@ async function plan(ctx: ServiceContext, repo: Repository, head: TaskHead, keepL
   if (head.legalHold !== undefined) throw new AppError('legal_hold', { extra: { reason: head.legalHold.reason } });
   if (taskRetained(effectivePolicy(head.policy, await policyDefaults(ctx, repo)), head.updatedAt, now)) throw new AppError('retention_active');
   const guards = new Map<string, KeepReason>(protect.map((id) => [id, 'recovery_point']));
+  // Its completion checks the agent's code version against the checkpoint it started from.
+  for (const open of head.openRecoveries ?? []) guards.set(open.checkpointId, 'open_recovery');
   if (head.latestId !== undefined) guards.set(head.latestId, 'latest');
   if (head.openHandoff !== undefined) {
     const handoff = await repo.handoffs.get(head.openHandoff);

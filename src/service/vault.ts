@@ -82,23 +82,25 @@ export class Vault implements VaultPort {
 }
 
 /**
- * Records the keys this process will seal with, before it seals anything,
- * and checks that every key the store has used is in the key file: a missing
- * one would leave values that never open, so start-up stops there, naming it.
+ * Checks that every key the store has used is in the key file, and then
+ * records the keys this process will seal with, before it seals anything: a
+ * missing key would leave values that never open, so start-up stops there,
+ * naming it, and the refusal throws inside the transaction so that it
+ * records nothing (a later start with the right file is not refused over
+ * the wrong file's keys).
  */
 export async function checkKeys(ctx: ServiceContext, source: string | undefined): Promise<void> {
   const keyring = ctx.vault?.keyring;
   // Without a key file there is nothing to note: the check only reads.
-  const used = await runTransaction(
+  await runTransaction(
     ctx,
     async (tx) => {
+      const missing = (await usedKeys(tx)).find((id) => keyring?.has(id) !== true);
+      if (missing !== undefined) throw missingKey('The store holds values', missing, source);
       if (keyring !== undefined) noteKeys(tx, keyring.sealingKeys().map((entry) => entry.id));
-      return usedKeys(tx);
     },
     { readOnly: keyring === undefined },
   );
-  const missing = used.find((id) => keyring?.has(id) !== true);
-  if (missing !== undefined) throw missingKey('The store holds values', missing, source);
 }
 
 /** The one sentence a start refuses with when `holder` needs key `keyId` and the key file (`source`, if any) lacks it. */

@@ -9,7 +9,8 @@
  * as FoundationDB's "commit unknown result" can be; and `conflictRate`
  * makes that share of write transactions fail at commit with `conflict`,
  * as FoundationDB does when two writers of one task meet: the body runs in
- * full, nothing it wrote lands. Only started with
+ * full, nothing it wrote lands. It counts the failures it injected, by
+ * code, so a test can tell that its faults happened. Only started with
  * `--enable-fault-injection`; never on by default.
  *
  * @module
@@ -33,6 +34,7 @@ export interface FaultState {
 
 export class FaultInjectingStore implements Store {
   private state: FaultState = { store: 'ok', latencyMs: 0 };
+  private readonly counts: Partial<Record<StoreErrorCode, number>> = {};
 
   constructor(private readonly inner: Store) {}
 
@@ -52,8 +54,18 @@ export class FaultInjectingStore implements Store {
     this.state = { ...state };
   }
 
+  /** The failures injected since the store was wrapped, by code (outages included, as `unavailable`). */
+  get injectedFailures(): Partial<Record<StoreErrorCode, number>> {
+    return { ...this.counts };
+  }
+
+  private count(error: StoreError): StoreError {
+    this.counts[error.code] = (this.counts[error.code] ?? 0) + 1;
+    return error;
+  }
+
   private async gate(): Promise<void> {
-    if (this.state.store === 'unavailable') throw new StoreError('unavailable', 'The store is unavailable (fault injection).');
+    if (this.state.store === 'unavailable') throw this.count(new StoreError('unavailable', 'The store is unavailable (fault injection).'));
     if (this.state.store === 'slow' && this.state.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.state.latencyMs));
   }
 
@@ -75,14 +87,14 @@ export class FaultInjectingStore implements Store {
     if (fault !== undefined) {
       // A lost answer: the commit happened, its caller is told it may not have.
       if (fault.afterCommit) await this.inner.transact(body, options);
-      throw fault.error;
+      throw this.count(fault.error);
     }
     const rate = this.state.conflictRate ?? 0;
     if (rate === 0 || options?.readOnly === true) return this.inner.transact(body, options);
     // Decided per attempt, so a rerun of the body by the store may conflict again, as on a cluster.
     return this.inner.transact(async (tx) => {
       const result = await body(tx);
-      if (Math.random() < rate) throw new StoreError('conflict', 'The transaction conflicted at commit (fault injection).');
+      if (Math.random() < rate) throw this.count(new StoreError('conflict', 'The transaction conflicted at commit (fault injection).'));
       return result;
     }, options);
   }
@@ -90,6 +102,11 @@ export class FaultInjectingStore implements Store {
   async ping(): Promise<void> {
     await this.gate();
     return this.inner.ping();
+  }
+
+  async compact(): Promise<boolean> {
+    await this.gate();
+    return this.inner.compact();
   }
 
   close(): Promise<void> {

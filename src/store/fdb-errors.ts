@@ -34,7 +34,7 @@ const FDB_ERRORS: ReadonlyMap<number, StoreErrorCode> = new Map(
 );
 
 /** transaction_timed_out: raised during a commit, the commit may still have landed. */
-export const TRANSACTION_TIMED_OUT = 1031;
+const TRANSACTION_TIMED_OUT = 1031;
 
 export const MESSAGES: Record<StoreErrorCode, string> = {
   conflict: 'The transaction could not commit before its retries ran out; it may be tried again.',
@@ -47,8 +47,20 @@ export const MESSAGES: Record<StoreErrorCode, string> = {
 };
 
 /** Turns an `FDBError` into a {@link StoreError}; anything else, such as a body's own error, is returned as is. */
-export function translate(fdb: FdbBinding, error: unknown): unknown {
+export function translate(fdb: Pick<FdbBinding, 'FDBError'>, error: unknown): unknown {
   if (!(error instanceof fdb.FDBError)) return error;
   const code = FDB_ERRORS.get(error.code) ?? (error.code >= 1100 && error.code < 1200 ? 'unavailable' : 'internal');
   return new StoreError(code, MESSAGES[code], { cause: error, backendCode: error.code });
+}
+
+/**
+ * What ended a transaction's retry loop, as {@link translate} says, except
+ * that a timeout striking while the transaction was `committing` leaves the
+ * commit's outcome unknown, as 1021 does.
+ */
+export function translateFailure(fdb: Pick<FdbBinding, 'FDBError'>, error: unknown, committing: boolean): unknown {
+  if (committing && error instanceof fdb.FDBError && error.code === TRANSACTION_TIMED_OUT) {
+    return new StoreError('commit_unknown', MESSAGES.commit_unknown, { cause: error, backendCode: error.code });
+  }
+  return translate(fdb, error);
 }

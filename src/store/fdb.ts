@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type { FdbBinding, FdbDatabase, FdbTransactionOptions } from './fdb-binding.js';
-import { MESSAGES, TRANSACTION_TIMED_OUT, translate } from './fdb-errors.js';
+import { translate, translateFailure } from './fdb-errors.js';
 import { FdbTransactionView } from './fdb-transaction.js';
 import { withinDeadline } from './limits.js';
 import { COMMIT_STAMP_BYTES, DEFAULT_TRANSACT_OPTIONS, StoreError } from './store.js';
@@ -222,7 +222,7 @@ export class FdbStore implements Store {
         }
       }, tnOptions);
     } catch (error) {
-      const failure = this.failure(error, last?.committing === true);
+      const failure = translateFailure(this.fdb, error, last?.committing === true);
       report(false);
       settleStamp(Promise.reject(failure));
       throw failure;
@@ -237,14 +237,6 @@ export class FdbStore implements Store {
     return result;
   }
 
-  /** A timeout that struck during the commit leaves its outcome unknown, like 1021. */
-  private failure(error: unknown, committing: boolean): unknown {
-    if (committing && error instanceof this.fdb.FDBError && error.code === TRANSACTION_TIMED_OUT) {
-      return new StoreError('commit_unknown', MESSAGES.commit_unknown, { cause: error, backendCode: error.code });
-    }
-    return translate(this.fdb, error);
-  }
-
   async ping(): Promise<void> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
     try {
@@ -257,6 +249,16 @@ export class FdbStore implements Store {
       }
       throw failure;
     }
+  }
+
+  /**
+   * Nothing to rewrite here: the files are the storage servers', and
+   * FoundationDB gives a client no way to compact them (`docs/encryption.md`
+   * says what an operator can do instead).
+   */
+  async compact(): Promise<boolean> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    return false;
   }
 
   /**

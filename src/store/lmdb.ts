@@ -16,6 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
 import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
+import { ReadGate, removeUnfinishedCopy, replaceWithCopy, writeCompactedCopy } from './lmdb-compact.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
@@ -48,9 +49,11 @@ type PendingWrites = Map<string, PendingWrite>;
 export class LmdbStore implements Store, PendingReader {
   readonly name = 'lmdb' as const;
   private readonly hooks: StoreHooks;
-  private readonly env: RootDatabase;
-  private readonly data: Database<Buffer, Buffer>;
-  private readonly meta: Database<Buffer, Buffer>;
+  private readonly options: LmdbStoreOptions;
+  // Opened again after a compaction replaces the file under them.
+  private env: RootDatabase;
+  private data!: Database<Buffer, Buffer>;
+  private meta!: Database<Buffer, Buffer>;
   private readonly pending = new PendingOverlay();
   /** The tail of the chain that runs bodies one at a time. */
   private turn: Promise<void> = Promise.resolve();
@@ -62,16 +65,14 @@ export class LmdbStore implements Store, PendingReader {
   private closed = false;
   /** Set by a failed commit: later transactions may have read its writes, so the store stops. */
   private failure: StoreError | undefined;
+  /** Reads pass it, so that a compaction closes the environment under none. */
+  private readonly readers = new ReadGate();
 
-  private constructor(
-    env: RootDatabase,
-    hooks: StoreHooks,
-    private readonly lock: DirectoryLock | undefined,
-  ) {
+  private constructor(env: RootDatabase, options: LmdbStoreOptions) {
     this.env = env;
-    this.hooks = hooks;
-    this.data = env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
-    this.meta = env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
+    this.options = options;
+    this.hooks = options.hooks ?? {};
+    this.attach(env);
     const stored = this.meta.get(SEQUENCE_KEY);
     this.sequence = stored === undefined ? 0n : Buffer.from(stored).readBigUInt64BE();
     this.acknowledged = this.sequence;
@@ -80,22 +81,17 @@ export class LmdbStore implements Store, PendingReader {
   static open(options: LmdbStoreOptions): LmdbStore {
     mkdirSync(options.path, { recursive: true });
     try {
-      const env = open({
-        path: options.path,
-        // The path is always a directory, even when its name has a dot in it.
-        noSubdir: false,
-        maxDbs: 4,
-        mapSize: options.mapSize ?? 64 * 1024 ** 3,
-        // Each commit is flushed before its promise resolves: an acknowledged
-        // write survives a crash of the process or the machine.
-        overlappingSync: false,
-        noSync: false,
-        compression: false,
-      });
-      return new LmdbStore(env, options.hooks ?? {}, options.lock);
+      removeUnfinishedCopy(options.path);
+      return new LmdbStore(openEnvironment(options), options);
     } catch (error) {
       throw new StoreError('unavailable', 'The LMDB data directory could not be opened.', { cause: error });
     }
+  }
+
+  private attach(env: RootDatabase): void {
+    this.env = env;
+    this.data = env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
+    this.meta = env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
   }
 
   /**
@@ -129,7 +125,16 @@ export class LmdbStore implements Store, PendingReader {
    * crash could still take back.
    */
   private async read<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
-    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    await this.readers.enter();
+    try {
+      if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+      return await this.readSnapshot(body, deadline);
+    } finally {
+      this.readers.leave();
+    }
+  }
+
+  private async readSnapshot<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
     let snapshot = this.env.useReadTransaction();
     // lmdb-js shares one read transaction and renews it lazily; one that
     // predates the last acknowledged commit is renewed before it is used.
@@ -268,9 +273,62 @@ export class LmdbStore implements Store, PendingReader {
   }
 
   async ping(): Promise<void> {
+    await this.readers.enter();
+    try {
+      if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+      // One real read of the meta database, where the commit sequence lives: the environment answers.
+      this.meta.get(SEQUENCE_KEY);
+    } finally {
+      this.readers.leave();
+    }
+  }
+
+  /**
+   * Replaces `data.mdb` with a compacted copy of itself (`lmdb-compact.ts`):
+   * writes wait while the copy is made, reads only while the file is swapped
+   * and the environment opened again.
+   */
+  async compact(): Promise<boolean> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
-    // One real read of the meta database, where the commit sequence lives: the environment answers.
-    this.meta.get(SEQUENCE_KEY);
+    const previous = this.turn;
+    let release!: () => void;
+    this.turn = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      await this.lastCommit;
+      if (this.failure) throw this.failure;
+      const databases = new Map([
+        ['data', this.data],
+        ['meta', this.meta],
+      ]);
+      await writeCompactedCopy(databases, this.options.path, (path) => openEnvironment({ ...this.options, path }));
+      await this.swap();
+      return true;
+    } catch (error) {
+      throw error instanceof StoreError ? error : new StoreError('unavailable', 'The LMDB compaction failed.', { cause: error });
+    } finally {
+      release();
+    }
+  }
+
+  /** Closes the environment once no read is in progress, puts the copy in place, and opens it. */
+  private async swap(): Promise<void> {
+    try {
+      await this.readers.hold();
+      await this.env.close();
+      try {
+        replaceWithCopy(this.options.path);
+      } finally {
+        // Whether or not the rename landed, the directory holds a whole store to open again.
+        this.attach(openEnvironment(this.options));
+      }
+    } catch (error) {
+      const failure = new StoreError('unavailable', 'The LMDB compaction failed.', { cause: error });
+      this.failure ??= failure;
+      throw failure;
+    } finally {
+      this.readers.release();
+    }
   }
 
   async close(): Promise<void> {
@@ -279,8 +337,23 @@ export class LmdbStore implements Store, PendingReader {
     await this.turn;
     await this.lastCommit;
     await this.env.close();
-    await this.lock?.release();
+    await this.options.lock?.release();
   }
+}
+
+function openEnvironment(options: LmdbStoreOptions): RootDatabase {
+  return open({
+    path: options.path,
+    // The path is always a directory, even when its name has a dot in it.
+    noSubdir: false,
+    maxDbs: 4,
+    mapSize: options.mapSize ?? 64 * 1024 ** 3,
+    // Each commit is flushed before its promise resolves: an acknowledged
+    // write survives a crash of the process or the machine.
+    overlappingSync: false,
+    noSync: false,
+    compression: false,
+  });
 }
 
 function backoff(attempt: number): Promise<void> {

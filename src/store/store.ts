@@ -211,6 +211,15 @@ export interface Store {
   transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T>;
   /** A cheap round trip that throws a {@link StoreError} when the store cannot serve. */
   ping(): Promise<void>;
+  /**
+   * Rewrites the store's own files so that they hold only the values that
+   * are live now: pages an earlier write freed, which may still carry a value
+   * as it was (plain before encryption was on, or sealed with a retired
+   * key), are gone once it resolves. Writes wait while it runs. Resolves
+   * true when the files were rewritten, false when the store keeps no files
+   * of its own to rewrite (FoundationDB: its storage servers hold them).
+   */
+  compact(): Promise<boolean>;
   close(): Promise<void>;
 }
 

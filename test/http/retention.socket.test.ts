@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth, buildTestApp, checkpointBody, type TestApp, type Who } from '../support/app.js';
+import { tamper } from './protocol/helpers.js';
 
 let t: TestApp;
 let base: string;
@@ -139,6 +140,50 @@ describe('compaction', () => {
     expect(kept.get(a.json.id as string)).toBe('live_lease');
     expect(kept.get(mine)).toBe('retention');
     expect(result.json.removed).toEqual([]);
+  });
+
+  it('keeps the recovery point when it is not the latest: a corrupt newest checkpoint before an older one that verifies', async () => {
+    const task = 'corrupt-newest-task';
+    const oldest = await create(task);
+    const good = await create(task, { parentId: oldest });
+    const newest = await create(task, { parentId: good, recovery: { continuationPrompt: 'go on', lastSuccessfulState: good } });
+    await tamper(t, { taskId: task, id: newest });
+    expect(((await call('GET', `/v1/tasks/${task}/recovery-point`, undefined, 'writer')).json.checkpoint as { id: string }).id).toBe(good);
+
+    const result = await call('POST', `/v1/tasks/${task}/compact`, { keepLast: 1 });
+    expect(result.status).toBe(200);
+    const kept = new Map((result.json.kept as { id: string; reason: string }[]).map((k) => [k.id, k.reason]));
+    expect(kept.get(newest)).toBe('latest');
+    expect(kept.get(good)).toBe('recovery_point');
+    expect(result.json.removed).toEqual([oldest]);
+    // A recovery still starts from it.
+    const recovery = await call('POST', `/v1/tasks/${task}/recoveries`, { reason: 'crashed', failure: { kind: 'crash' } }, 'writer');
+    expect(recovery).toMatchObject({ status: 201, json: { recovery: { status: 'initiated', checkpointId: good } } });
+  });
+
+  it('keeps the checkpoint an initiated recovery started from, so its completion still checks the code version', async () => {
+    const task = 'recovering-task';
+    const source = await create(task, { codeVersion: 'graph:v1' });
+    const started = await call('POST', `/v1/tasks/${task}/recoveries`, { reason: 'crashed', failure: { kind: 'crash' } }, 'writer');
+    expect(started).toMatchObject({ status: 201, json: { recovery: { status: 'initiated', checkpointId: source } } });
+    const recoveryId = (started.json.recovery as { id: string }).id;
+    // Newer checkpoints land before the recovering agent takes over: the source is neither the latest nor the recovery point.
+    await create(task, { codeVersion: 'graph:v2' });
+    const latest = await create(task, { codeVersion: 'graph:v2' });
+
+    const result = await call('POST', `/v1/tasks/${task}/compact`, { keepLast: 1 });
+    expect(result.status).toBe(200);
+    const kept = new Map((result.json.kept as { id: string; reason: string }[]).map((k) => [k.id, k.reason]));
+    expect(kept.get(latest)).toBe('latest');
+    expect(kept.get(source)).toBe('open_recovery');
+    expect((await call('GET', `/v1/checkpoints/${source}`, undefined, 'writer')).status).toBe(200);
+
+    const clash = await call('POST', `/v1/recoveries/${recoveryId}/complete`, { agentId: 'rescuer', codeVersion: 'graph:v3' }, 'writer');
+    expect(clash).toMatchObject({ status: 409, json: { code: 'code_version_mismatch', codeVersion: 'graph:v1' } });
+    expect((await call('POST', `/v1/recoveries/${recoveryId}/complete`, { agentId: 'rescuer', codeVersion: 'graph:v1' }, 'writer')).status).toBe(200);
+    // Completed, the recovery no longer needs its source: the next compaction may take it.
+    const after = await call('POST', `/v1/tasks/${task}/compact`, { keepLast: 1 });
+    expect(after.json.removed).toContain(source);
   });
 
   it('needs a keepLast from the body or the policy', async () => {

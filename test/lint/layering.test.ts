@@ -63,10 +63,18 @@ describe('every "never" of docs/architecture.md', () => {
     expect(await restricted('src/service/runtime.ts', "import { WriteQueue } from '../queue/write-queue.js';\nexport const q = WriteQueue;\n")).toEqual([]);
   });
 
-  it('lets routes see services only: no store values, no repository values', async () => {
+  it('lets routes see services only: no store values, and nothing of the repository, not even a type', async () => {
     expect(await restricted('src/http/routes/new-route.ts', "import { StoreError } from '../../store/store.js';\nexport const s = StoreError;\n")).toEqual([expect.stringContaining('Routes see services only')]);
     expect(await restricted('src/http/routes/new-route.ts', "import type { Store } from '../../store/store.js';\nexport type S = Store;\n")).toEqual([]);
     expect(await restricted('src/http/new-part.ts', "import { toStored } from '../service/repository/repository.js';\nexport const t = toStored;\n")).toEqual([expect.stringContaining('never the repository')]);
+    expect(await restricted('src/http/new-part.ts', "import type { CheckpointDoc } from '../service/repository/repository.js';\nexport type D = CheckpointDoc;\n")).toEqual([expect.stringContaining('never the repository')]);
+    expect(await restricted('src/queue/new-part.ts', "import type { TaskHead } from '../service/repository/repository.js';\nexport type H = TaskHead;\n")).toEqual([expect.stringContaining('never the repository')]);
+  });
+
+  it('finds no route or queue file that names the repository', async () => {
+    const results = await eslint.lintFiles(['src/http/**/*.ts', 'src/queue/**/*.ts']);
+    const found = results.flatMap((result) => result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => `${result.filePath}: ${m.message}`));
+    expect(found).toEqual([]);
   });
 
   it('keeps the CLI off HTTP internals, and the client to types of the server', async () => {

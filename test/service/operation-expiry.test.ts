@@ -1,7 +1,9 @@
 /**
  * Operation records expire: an Idempotency-Key repeated within the retention
  * window gets the first answer; after the sweeper deleted its record, the same
- * key is a new operation. Sweeps run in bounded batches.
+ * key is a new operation. Sweeps run in bounded batches. A purge under an
+ * Idempotency-Key, whose batches are operations of their own, leaves no
+ * record behind once swept.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,11 +28,15 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-/** The real app over LMDB, whose clock runs `offset.ms` ahead of the real one. */
-async function appWithClock(offset: { ms: number }, sweepMs = 60_000): Promise<{ app: FastifyInstance; store: LmdbStore }> {
+/**
+ * The real app over LMDB, whose clock runs `offset.ms` ahead of the real one;
+ * `asFoundationDb` opens the store as one whose commit outcomes may be
+ * unknown, so the service records every write's operation, as on FoundationDB.
+ */
+async function appWithClock(offset: { ms: number }, sweepMs = 60_000, asFoundationDb = false): Promise<{ app: FastifyInstance; store: LmdbStore }> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-opx-'));
-  const config = configSchema.parse({ dataDir: dir, tokens: `writer:${TOKENS.writer}`, logLevel: 'silent', operationSweepMs: sweepMs });
-  const store = LmdbStore.open({ path: dir });
+  const config = configSchema.parse({ dataDir: dir, tokens: `writer:${TOKENS.writer},admin:${TOKENS.admin}`, logLevel: 'silent', operationSweepMs: sweepMs });
+  const store = LmdbStore.open({ path: dir, ...(asFoundationDb ? { hooks: { commitOutcomeUnknown: () => false } } : {}) });
   const app = await buildApp({ config, store, now: () => new Date(Date.now() + offset.ms) });
   await app.ready();
   cleanup = async () => {
@@ -96,5 +102,37 @@ describe('operation records past the retention window', () => {
     expect(await sweepOperations(standaloneContext(store), Date.now() + 1)).toBe(700);
     expect(await expiryEntries(store)).toEqual([]);
     expect(await store.transact((tx) => tx.getPrefix(tenantKeyspace('default').operations.prefix), { readOnly: true })).toEqual([]);
+  });
+
+  it('leave nothing behind for a purge under an Idempotency-Key, whose batches record operations of their own', { timeout: 60_000 }, async () => {
+    const { app, store } = await appWithClock({ ms: 0 }, 60_000, true);
+    // More checkpoints than one purge batch looks at (200), so the purge takes several batches.
+    for (let i = 0; i < 250; i++) expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('purged-task') })).statusCode).toBe(201);
+    const purge = await app.inject({ method: 'DELETE', url: '/v1/tasks/purged-task', headers: { ...auth('admin'), 'idempotency-key': 'purge-once' } });
+    expect(purge.statusCode).toBe(204);
+    const ks = tenantKeyspace('default');
+    /** The operation ids recorded in `space`. */
+    const recorded = async (space: typeof ks.operations) => (await store.transact((tx) => tx.getPrefix(space.prefix), { readOnly: true })).map((row) => space.unpack(row.key)[0]);
+    // The purge's batches were recorded beside the request's own key.
+    expect((await recorded(ks.operations)).length).toBeGreaterThan(250);
+    expect(await recorded(ks.idempotency)).toEqual(['key:purge-once']);
+
+    await sweepOperations(standaloneContext(store), Date.now() + 1);
+    expect(await expiryEntries(store)).toEqual([]);
+    expect(await recorded(ks.idempotency)).toEqual([]);
+    expect(await recorded(ks.operations)).toEqual([]);
+  });
+
+  it('sweep the batch records earlier releases kept under a client’s key among the operations', async () => {
+    const { store } = await appWithClock({ ms: 0 });
+    await store.transact(async (tx) => {
+      const repo = new Repository(tx, 'default');
+      await repo.operations.once('key:old-purge', true, '', async () => 'purge');
+      await repo.operations.once('key:old-purge:1', false, '', async () => 'batch');
+    });
+    expect(await sweepOperations(standaloneContext(store), Date.now() + 1)).toBe(2);
+    const ks = tenantKeyspace('default');
+    expect(await store.transact((tx) => tx.getPrefix(ks.operations.prefix), { readOnly: true })).toEqual([]);
+    expect(await store.transact((tx) => tx.getPrefix(ks.idempotency.prefix), { readOnly: true })).toEqual([]);
   });
 });

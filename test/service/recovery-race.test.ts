@@ -38,6 +38,9 @@ class Interposing implements Store {
   ping(): Promise<void> {
     return this.inner.ping();
   }
+  compact(): Promise<boolean> {
+    return this.inner.compact();
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -63,7 +63,10 @@ export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaults
   app.get('/v1/admin/rekey', { schema: { tags, summary: 'Where the re-seal pass stands (admin)' }, config: admin }, async () => rekeyStatus(ctx));
 
   if (faults === undefined) return;
-  app.get('/v1/admin/faults', { schema: { tags, summary: 'The store faults in force (fault injection only)' }, config: admin }, async () => faults.faults);
+  app.get('/v1/admin/faults', { schema: { tags, summary: 'The store faults in force, and the failures injected so far by code (fault injection only)' }, config: admin }, async () => ({
+    ...faults.faults,
+    injected: faults.injectedFailures,
+  }));
   app.post(
     '/v1/admin/faults',
     { schema: { tags, summary: 'Set store faults: ok, unavailable, slow by latencyMs, or error with a store error code (fault injection only)', body: faultsBody }, config: admin },

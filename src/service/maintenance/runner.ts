@@ -54,12 +54,18 @@ export function expiryPurge(ctx: ServiceContext, due: { tenant: string; taskId: 
   };
 }
 
-/** Runs a purge's batches until it is done or `until` (performance.now()) has passed. */
+/**
+ * Runs a purge's batches until it is done or `until` (performance.now()) has
+ * passed. Each batch is an operation the service names (`op:`), even when
+ * the purge came under a client's Idempotency-Key (`key:K`): a `key:` id is
+ * recorded and swept as a client's key, which a batch is not.
+ */
 async function continuePurge(ctx: ServiceContext, base: CommandBase, taskId: string, first: PurgeResult, until: number): Promise<PurgeResult> {
   let step = first;
   let purged = first.purged;
+  const pages = base.operationId.startsWith('op:') ? base.operationId : `op:${base.operationId}`;
   for (let batch = 1; !step.done && performance.now() < until; batch++) {
-    step = await execute(ctx, { ...base, operationId: `${base.operationId}:${batch}`, kind: 'task.purge_page', taskId });
+    step = await execute(ctx, { ...base, operationId: `${pages}:${batch}`, kind: 'task.purge_page', taskId });
     purged += step.purged;
   }
   return { taskId, purged, done: step.done };

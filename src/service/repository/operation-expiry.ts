@@ -42,8 +42,10 @@ export async function expireOperations(tx: Transaction, before: number, limit: n
     for (const row of rows) {
       const [, , tenant, operationId] = expiry.unpack(row.key) as [number, number, string, string];
       const ks = keyspaceOf(tenant);
-      // A client's key is recorded as `key:<key>` (service/commands.ts), so the id tells the space it lives in.
-      tx.clear((operationId.startsWith('key:') ? ks.idempotency : ks.operations).pack(operationId));
+      // A client's key is recorded as `key:<key>` (service/commands.ts), so the id tells the space it lives in;
+      // but earlier releases recorded a purge's batches under a client's key as `key:<key>:<n>` among the operations.
+      if (operationId.startsWith('key:')) tx.clear(ks.idempotency.pack(operationId));
+      tx.clear(ks.operations.pack(operationId));
       tx.clear(row.key);
     }
     deleted += rows.length;

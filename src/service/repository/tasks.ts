@@ -35,6 +35,8 @@ export interface TaskHead {
   openHandoff?: string;
   /** When recent recoveries were attempted, for the circuit breaker. */
   recoveries?: string[];
+  /** Recoveries initiated and not yet completed, each with the checkpoint it started from: compaction keeps those. */
+  openRecoveries?: { id: string; checkpointId: string }[];
   /** Set while the task is blocked, with why and since when. */
   blocked?: { at: string; reason: string };
   /** The task's own retention policy (`PUT /v1/tasks/:taskId/policy`). */

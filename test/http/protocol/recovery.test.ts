@@ -4,6 +4,7 @@
  * blocks a task that keeps failing, and completing hands the task on.
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_OPEN_RECOVERIES } from '../../../src/service/recovery.js';
 import { useTestApp } from '../../support/app.js';
 import { expectProblem, type Json } from '../../support/problems.js';
 import { call, create, epoch, eventTypes, ok, tamper } from './helpers.js';
@@ -97,5 +98,24 @@ describe('recovery', () => {
     await create(t, 'r-5');
     expectProblem(await call(t, 'POST', '/v1/tasks/r-5/recoveries', { reason: 'x', failure: { kind: 'meteor' } }), 400, 'validation_failed');
     expectProblem(await call(t, 'POST', '/v1/recoveries/00000000-0000-7000-8000-000000000000/complete', { agentId: 'a' }), 404, 'not_found');
+  });
+});
+
+describe('recoveries left open', () => {
+  const app = useTestApp({ config: { recoveryMaxAttempts: 100 } });
+
+  it('past the bound, the oldest open recovery’s checkpoint may be compacted, and completing it is then 410, never unchecked', async () => {
+    const t = app();
+    const source = await create(t, 'r-open', { codeVersion: 'graph:v1' });
+    const first = (await ok(t, 'POST', '/v1/tasks/r-open/recoveries', crash, {}, 201)).recovery as Json;
+    // Each later recovery starts from a newer checkpoint, until the first falls out of the head's bound.
+    for (let i = 0; i < MAX_OPEN_RECOVERIES; i++) {
+      await create(t, 'r-open', { codeVersion: 'graph:v2' });
+      expect(((await ok(t, 'POST', '/v1/tasks/r-open/recoveries', crash, {}, 201)).recovery as Json).status).toBe('initiated');
+    }
+    const compacted = await call(t, 'POST', '/v1/tasks/r-open/compact', { keepLast: 1 }, {}, 'admin');
+    expect(compacted.statusCode).toBe(200);
+    expect((compacted.json() as Json).removed).toEqual([source.id]);
+    expectProblem(await call(t, 'POST', `/v1/recoveries/${first.id}/complete`, { agentId: 'late', codeVersion: 'graph:v9' }), 410, 'checkpoint_compacted');
   });
 });
