@@ -14,7 +14,7 @@
 import type { ServiceContext } from '../service/context.js';
 import { AppError } from '../errors.js';
 import { deadLetterOf } from '../service/dead-letters.js';
-import { currentSettings } from '../service/fleet-settings.js';
+import { currentSettings } from '../service/fleet/settings.js';
 import { execute } from '../service/execute.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { storeCause } from '../service/transactions.js';

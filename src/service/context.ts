@@ -79,6 +79,8 @@ export interface ServiceContext {
   lanes?: TaskLanes;
   /** Seals what is stored and blinds index words; absent when encryption at rest is off. */
   vault?: VaultPort;
+  /** This instance's id among the instances over the store (`fleet/instance.ts`); absent in a tool that is no instance. */
+  instanceId?: string;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** How far instances' clocks may disagree (ms): a lease stays its holder's until this long after its expiry. */
@@ -88,7 +90,7 @@ export interface ServiceContext {
   /**
    * The settings that remove data as this instance's configuration gives
    * them: they seed a store that holds none, and stand in for the store's
-   * only until it does (`fleet-settings.ts`). Decisions read the store's.
+   * only until it does (`fleet/settings.ts`). Decisions read the store's.
    */
   settingsSeed: FleetSettings;
   /** The CloudEvents `source` of this deployment. */

@@ -8,13 +8,13 @@
  * @module
  */
 import type { ServiceContext } from './context.js';
-import { currentSettings } from './fleet-settings.js';
+import { currentSettings } from './fleet/settings.js';
 import { periodic, type Periodic } from './maintenance/periodic.js';
 import { expireOperations } from './repository/repository.js';
 import { runTransaction, type RunnerContext } from './transactions.js';
 
 export interface OperationSweepSettings {
-  /** How often the sweeper looks (ms). Records older than the fleet's operation retention go (`fleet-settings.ts`). */
+  /** How often the sweeper looks (ms). Records older than the fleet's operation retention go (`fleet/settings.ts`). */
   intervalMs: number;
 }
 

@@ -19,7 +19,7 @@ import { AppError } from '../errors.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { walkToRecoveryPoint } from './recovery-point.js';
 import type { Repository, TaskHead } from './repository/repository.js';
-import { policyDefaults } from './fleet-settings.js';
+import { policyDefaults } from './fleet/settings.js';
 import { runInTask } from './task-transaction.js';
 
 /** The most checkpoints one compaction removes; a call that stops there says `more: true`. */

@@ -27,7 +27,8 @@ import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { isOutage } from './transactions.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
-import { adoptSettings, settingsOf } from './fleet-settings.js';
+import { adoptSettings, settingsOf } from './fleet/settings.js';
+import { announceInstance, instanceId, leaveFleet, startInstanceRefresh } from './fleet/instance.js';
 
 export interface RuntimeOptions {
   store: Store;
@@ -98,7 +99,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   await checkStoreKeys(base, config);
   await seedSettings(base);
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
-  const ctx: ServiceContext = { ...base, ...(queue ? { queue } : {}) };
+  const instance = instanceId(queue === undefined ? undefined : queueDirOf(config));
+  const ctx: ServiceContext = { ...base, instanceId: instance, ...(queue ? { queue } : {}) };
+  await announce(ctx, instance);
 
   let stops: Array<() => Promise<void>> = [];
   let replayer: Replayer | undefined;
@@ -116,14 +119,16 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       const leases = startLeaseSweeper(ctx, config.leaseSweepMs);
       const operations = startOperationSweeper(ctx, { intervalMs: config.operationSweepMs });
       const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs });
+      const refresh = startInstanceRefresh(ctx, instance);
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
-      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop()];
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
     async close() {
       await stopRekey(ctx);
       for (const stop of stops) await stop();
       stops = [];
+      await leaveFleet(ctx, instance).catch((error: unknown) => ctx.log.warn({ err: error }, 'the instance entry could not be updated at shutdown; it lapses on its own'));
       await queue?.close();
     },
   };
@@ -150,6 +155,19 @@ async function seedSettings(ctx: ServiceContext): Promise<void> {
   }
 }
 
+function queueDirOf(config: Config): string {
+  return config.queueDir ?? join(config.dataDir, 'queue');
+}
+
+/** This instance among the store's instances, with the keys it seals with and its queue needs; a store not reachable yet hears at the next refresh. */
+async function announce(ctx: ServiceContext, id: string): Promise<void> {
+  try {
+    await announceInstance(ctx, id);
+  } catch (error) {
+    if (!isOutage(error)) throw error;
+  }
+}
+
 /** The write queue, its records sealed with their tenant's key when a key file is set. */
 async function openQueue(ctx: ServiceContext, config: Config): Promise<WriteQueue> {
   const { vault } = ctx;
@@ -158,7 +176,7 @@ async function openQueue(ctx: ServiceContext, config: Config): Promise<WriteQueu
     open: (payload: Buffer) => (vault ? vault.openRecord(payload) : openPlain(payload)),
   };
   try {
-    return (await WriteQueue.open({ dir: config.queueDir ?? join(config.dataDir, 'queue'), maxBytes: config.queueMaxBytes, journal: { cipher } })).queue;
+    return (await WriteQueue.open({ dir: queueDirOf(config), maxBytes: config.queueMaxBytes, journal: { cipher } })).queue;
   } catch (error) {
     if (!(error instanceof MissingKeyError)) throw error;
     throw missingKey('The write queue holds writes', error.keyId, config.encryptionKeyFile);

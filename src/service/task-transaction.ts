@@ -15,7 +15,7 @@ import type { CloudEvent, EventDraft } from '../domain/events.js';
 import { fencing } from '../domain/leases.js';
 import { annotate, currentTraceparent } from '../telemetry/tracing.js';
 import { addDuration, effectivePolicy, type TaskPolicy } from '../domain/retention.js';
-import { policyDefaults } from './fleet-settings.js';
+import { policyDefaults } from './fleet/settings.js';
 import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
@@ -27,7 +27,7 @@ export interface TaskWrite {
   head: TaskHead;
   /** The command's time. */
   now: string;
-  /** The tenant defaults under the task's policy, as the store holds them in this transaction (`fleet-settings.ts`). */
+  /** The tenant defaults under the task's policy, as the store holds them in this transaction (`fleet/settings.ts`). */
   defaults: TaskPolicy;
   audit(draft: Omit<AuditDraft, 'at' | 'actor'> & { agentId?: string }): void;
   event(draft: EventDraft): void;

@@ -10,7 +10,8 @@
 import { Blinder, Keyring } from '../crypto/keyring.js';
 import { ConfigError } from '../config.js';
 import type { ServiceContext, VaultPort } from './context.js';
-import { forgetKey, noteKeys, Repository, usedKeys, type Sealing } from './repository/repository.js';
+import { forgetKey, listInstances, noteKeys, Repository, usedKeys, type Sealing } from './repository/repository.js';
+import { keysNeeded, selfOf } from './fleet/instance.js';
 import { Rekeyer, type RekeyStatus } from './rekey.js';
 import { runTransaction } from './transactions.js';
 import { AppError } from '../errors.js';
@@ -112,10 +113,17 @@ export function missingKey(holder: string, keyId: string, source: string | undef
   );
 }
 
-/** Forgets keys no value is sealed with any more (after a re-seal); the key file may then drop their lines. */
+/**
+ * Forgets keys no value is sealed with any more (after a re-seal); the key
+ * file may then drop their lines. A key another instance still seals with,
+ * or that a journal with writes left needs, is kept (`fleet/instance.ts`);
+ * the instances are read in the same transaction, so one announcing itself
+ * meanwhile makes the retirement look again.
+ */
 export async function retireKeys(ctx: ServiceContext, keep: ReadonlySet<string>): Promise<string[]> {
   return runTransaction(ctx, async (tx) => {
-    const retired = (await usedKeys(tx)).filter((id) => !keep.has(id));
+    const needed = keysNeeded(await listInstances(tx), ctx.now(), selfOf(ctx));
+    const retired = (await usedKeys(tx)).filter((id) => !keep.has(id) && !needed.has(id));
     for (const id of retired) forgetKey(tx, id);
     return retired;
   });

@@ -226,6 +226,8 @@ export const SYSTEM_SPACES = {
   tenants: 'tnt',
   /** `(keyId)` → empty; every encryption key the store's values may be sealed with, checked against the key file at start-up. */
   keys: 'key',
+  /** `(instanceId)` → an instance's entry: the keys it seals with and the keys its queued writes need, so a re-seal retires none of them. */
+  instances: 'ins',
   /** `()` → the settings that remove data (default keepLast, expiry, retention; event and operation retention), shared by every instance. */
   settings: 'set',
 } as const;

@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ServiceContext } from '../../service/context.js';
 import { listDeadLetters } from '../../service/dead-letters.js';
-import { changeFleetSettings, currentSettings } from '../../service/fleet-settings.js';
+import { changeFleetSettings, currentSettings } from '../../service/fleet/settings.js';
 import { fleetSettingsBody } from '../../domain/fleet-settings.js';
 import { rekeyStatus, startRekey } from '../../service/vault.js';
 import type { FaultInjectingStore } from '../../store/faults.js';

@@ -21,7 +21,7 @@ import { expiredTasks, pendingJobs, Repository, tenants, type Job } from '../rep
 import { compactionGuards, readPolicy } from '../retention.js';
 import { inSpan } from '../../telemetry/tracing.js';
 import { periodic, type Periodic } from './periodic.js';
-import { currentSettings } from '../fleet-settings.js';
+import { currentSettings } from '../fleet/settings.js';
 import { runTransaction } from '../transactions.js';
 
 /** Tasks, jobs and tenants looked at per read. */

@@ -105,4 +105,5 @@ export { STORE_FORMAT, tenants, type StoreHeader } from './header.js';
 export { compressAhead, rethrowMissingKey, type Sealing } from './codec.js';
 export { forgetKey, noteKeys, usedKeys } from './key-registry.js';
 export { readFleetSettings, writeFleetSettings } from './fleet-settings.js';
+export { listInstances, putInstance, removeInstance, type InstanceEntry } from './instances.js';
 export { resealBatch, type ResealPosition } from './reseal.js';

@@ -10,12 +10,12 @@
  *
  * @module
  */
-import type { Config } from '../config.js';
-import { changeSettings, type FleetSettings, type FleetSettingsChange } from '../domain/fleet-settings.js';
-import type { TaskPolicy } from '../domain/retention.js';
-import type { ServiceContext } from './context.js';
-import { readFleetSettings, writeFleetSettings, type Repository } from './repository/repository.js';
-import { runTransaction } from './transactions.js';
+import type { Config } from '../../config.js';
+import { changeSettings, type FleetSettings, type FleetSettingsChange } from '../../domain/fleet-settings.js';
+import type { TaskPolicy } from '../../domain/retention.js';
+import type { ServiceContext } from '../context.js';
+import { readFleetSettings, writeFleetSettings, type Repository } from '../repository/repository.js';
+import { runTransaction } from '../transactions.js';
 
 /** The settings a configuration gives. */
 export function settingsOf(config: Pick<Config, 'defaultRetention' | 'defaultExpireAfter' | 'defaultKeepLast' | 'eventRetentionMs' | 'operationRetentionMs'>): FleetSettings {
