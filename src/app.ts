@@ -71,7 +71,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(resumeRoutes, { ctx });
   await app.register(formatRoutes, { ctx });
   await app.register(eventRoutes, { ctx, ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}) });
-  await app.register(keyRoutes, { signer: ctx.signer });
+  await app.register(keyRoutes, { ctx });
   await app.register(mcpRoutes, { ctx });
   await app.register(adminRoutes, { ctx, faults: runtime.faults, onFaultsCleared: () => void runtime.kickReplay() });
   await app.register(consoleRoutes);

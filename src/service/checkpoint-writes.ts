@@ -196,6 +196,8 @@ export function finalizeCheckpoint(ctx: ServiceContext, command: FinalizeCheckpo
   }
   return changeCheckpoint(ctx, command, command.checkpointId, 'checkpoint.finalized', {
     after: async (write, after, hash) => {
+      // The key that signs is listed by every instance's GET /v1/keys from the moment the signature exists.
+      if (meaning !== undefined && signer !== undefined) write.repo.noteSigningKey(signer.publicKey);
       write.head.state = stateAfterFinalize(command.status);
       write.event({ type: 'CHECKPOINT_FINALIZED', subject: after.id, data: { ...summary(after, hash), finalStatus: command.status } });
     },

@@ -73,3 +73,4 @@ export function loadOrCreateSigner(keyFile: string, now?: () => Date): Signer {
   }
   return loadSigner(keyFile, now);
 }
+

@@ -228,6 +228,8 @@ export const SYSTEM_SPACES = {
   keys: 'key',
   /** `(instanceId)` → an instance's entry: the keys it seals with and the keys its queued writes need, so a re-seal retires none of them. */
   instances: 'ins',
+  /** `(keyId)` → a public key that signed something (a finalization, an evidence bundle), listed by `GET /v1/keys` on every instance. */
+  signingKeys: 'sig',
   /** `()` → the settings that remove data (default keepLast, expiry, retention; event and operation retention), shared by every instance. */
   settings: 'set',
 } as const;

@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceContext } from '../context.js';
 import { periodic, type Periodic } from '../maintenance/periodic.js';
-import { listInstances, putInstance, removeInstance, type InstanceEntry } from '../repository/repository.js';
+import { listInstances, noteSigningKey, putInstance, removeInstance, type InstanceEntry } from '../repository/repository.js';
 import { runTransaction } from '../transactions.js';
 
 /** How often a running instance refreshes its entry. */
@@ -58,9 +58,14 @@ function entryOf(ctx: ServiceContext, id: string): InstanceEntry {
   };
 }
 
+/** Writes this instance's entry, and notes its signing key (its evidence bundles are signed with it) for every instance's `GET /v1/keys`. */
 export function announceInstance(ctx: ServiceContext, id: string): Promise<void> {
   const entry = entryOf(ctx, id);
-  return runTransaction(ctx, async (tx) => putInstance(tx, entry));
+  const { signer } = ctx;
+  return runTransaction(ctx, async (tx) => {
+    putInstance(tx, entry);
+    if (signer !== undefined) noteSigningKey(tx, signer.publicKey);
+  });
 }
 
 /** Refreshes the entry every {@link INSTANCE_REFRESH_MS}; a refresh the store refuses is tried at the next. */

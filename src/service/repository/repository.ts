@@ -11,6 +11,7 @@
 import type { DeadLetter } from '../../domain/dead-letter.js';
 import type { FleetSettings } from '../../domain/fleet-settings.js';
 import { readFleetSettings } from './fleet-settings.js';
+import { noteSigningKey, type SigningKeyEntry } from './signing-keys.js';
 import type { Handoff } from '../../domain/handoff.js';
 import type { Lease } from '../../domain/leases.js';
 import type { Recovery } from '../../domain/recovery.js';
@@ -73,6 +74,11 @@ export class Repository {
     this.jobs = new JobRows(tx, tenant);
   }
 
+  /** Notes a public key that signs (`signing-keys.ts`). */
+  noteSigningKey(entry: SigningKeyEntry): void {
+    noteSigningKey(this.tx, entry);
+  }
+
   /** The fleet's settings that remove data, as the store holds them (undefined until an instance wrote them). */
   fleetSettings(): Promise<FleetSettings | undefined> {
     return readFleetSettings(this.tx);
@@ -105,5 +111,6 @@ export { STORE_FORMAT, tenants, type StoreHeader } from './header.js';
 export { compressAhead, rethrowMissingKey, type Sealing } from './codec.js';
 export { forgetKey, noteKeys, usedKeys } from './key-registry.js';
 export { readFleetSettings, writeFleetSettings } from './fleet-settings.js';
+export { noteSigningKey, signingKeys, type SigningKeyEntry } from './signing-keys.js';
 export { listInstances, putInstance, removeInstance, type InstanceEntry } from './instances.js';
 export { resealBatch, type ResealPosition } from './reseal.js';
