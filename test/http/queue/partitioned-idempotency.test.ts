@@ -1,0 +1,53 @@
+/**
+ * What cannot hold across instances during a partition, tested as
+ * `docs/write-queue.md` states it: one Idempotency-Key sent to instance A,
+ * cut off from the store (202, queued, a checkpoint id promised), and to
+ * instance B, which reaches it (201). Neither instance can know of the
+ * other's answer while A is cut off. Once A replays, the key has one effect:
+ * B's checkpoint. A's queued write is recognised as its repeat and applies
+ * nothing; the id A's 202 promised is never created (404), and the key
+ * through any instance now answers B's checkpoint.
+ */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.js';
+import { auth, checkpointBody, useTestApp } from '../../support/app.js';
+
+const app = useTestApp({ config: { queueReplayMs: 20 }, app: { faultInjection: true } });
+let other: FastifyInstance | undefined;
+afterEach(async () => {
+  await other?.close();
+  other = undefined;
+});
+
+it('gives one Idempotency-Key sent to a cut-off instance and to another one effect, the reachable instance’s', async () => {
+  const t = app();
+  const a = t.app;
+  const b = (other = await buildApp({ config: { ...t.config, queueDir: join(t.dir, 'queue-b') }, store: t.store }));
+  const headers = { ...auth(), 'idempotency-key': 'partitioned-key' };
+  const body = checkpointBody('partitioned');
+  expect((await a.inject({ method: 'POST', url: '/v1/admin/faults', headers: auth('admin'), payload: { store: 'unavailable' } })).statusCode).toBe(200);
+  const queued = await a.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: body });
+  expect(queued.statusCode).toBe(202);
+  const promised = (queued.json() as { checkpointId: string }).checkpointId;
+  const direct = await b.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: body });
+  expect(direct.statusCode).toBe(201);
+  const stored = (direct.json() as { id: string }).id;
+  expect(stored).not.toBe(promised);
+
+  expect((await a.inject({ method: 'POST', url: '/v1/admin/faults', headers: auth('admin'), payload: { store: 'ok' } })).statusCode).toBe(200);
+  for (const deadline = Date.now() + 10_000; ; ) {
+    if (((await a.inject({ method: 'GET', url: '/readyz' })).json() as { queue: { depth: number } }).queue.depth === 0) break;
+    if (Date.now() > deadline) throw new Error('The queue did not drain in time.');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const history = (await b.inject({ method: 'GET', url: '/v1/tasks/partitioned/checkpoints', headers: auth() })).json() as { items: { id: string }[] };
+  expect(history.items.map((c) => c.id)).toEqual([stored]);
+  expect((await a.inject({ method: 'GET', url: `/v1/checkpoints/${promised}`, headers: auth() })).statusCode).toBe(404);
+  const again = await a.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: body });
+  expect(again.statusCode).toBe(201);
+  expect((again.json() as { id: string }).id).toBe(stored);
+  const dead = (await a.inject({ method: 'GET', url: '/v1/admin/dead-letters', headers: auth('admin') })).json() as { items: unknown[] };
+  expect(dead.items).toEqual([]);
+});
