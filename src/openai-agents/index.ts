@@ -1,0 +1,8 @@
+/**
+ * `baton/openai-agents`: the OpenAI Agents SDK's session and run state kept
+ * in Baton. See docs/openai-agents.md.
+ *
+ * @module
+ */
+export { BatonSession, type BatonSessionOptions, type Logger } from './session.js';
+export { loadRunState, saveRunState, type LoadRunStateOptions, type RootAgent, type SavableRunState, type SaveRunStateOptions } from './run-state.js';

@@ -1,0 +1,375 @@
+/**
+ * `BatonSession`: the OpenAI Agents SDK's `Session` (conversation history)
+ * kept in Baton, over HTTP, through the typed client. The session is a
+ * Baton task whose id is the session id; its history lives in segment
+ * checkpoints (record.ts). Every change is one JSON Merge Patch of the
+ * newest segment with If-Match, so a change is atomic and two writers in
+ * different processes never lose each other's items; a history transaction
+ * records its operation id in the same patch, so repeating it applies
+ * nothing. docs/openai-agents.md explains the layout and its costs.
+ *
+ * @module
+ */
+import {
+  UserError,
+  applySessionHistoryMutations,
+  getLogger,
+  type AgentInputItem,
+  type SessionHistoryRewriteArgs,
+  type SessionHistoryRewriteAwareSession,
+  type SessionHistoryTransactionArgs,
+  type SessionHistoryTransactionAwareSession,
+} from '@openai/agents-core';
+import { BatonError, type BatonClient } from '../client/index.js';
+import type { Checkpoint } from '../client/types.js';
+import { EXTENSION, KIND, LABEL, decodeItem, encodeItem, itemKey, segmentItems, sessionOf, type SessionRecord, type StoredItem } from './record.js';
+import { comparable, fingerprint, snapshotTransactionArgs } from './transaction.js';
+
+export interface BatonSessionOptions {
+  client: BatonClient;
+  /** The session id, which is also its Baton task id; a random UUID when absent. */
+  sessionId?: string;
+  /** The Baton agent id the session's checkpoints are written as (default `openai-agents`). */
+  agentId?: string;
+  /** Where item contents are logged at debug level, unless the logger says not to log model or tool data. */
+  logger?: Logger;
+  /** How large (bytes of JSON) the newest segment grows before a new one takes over (default 64 KiB). */
+  segmentBytes?: number;
+}
+
+/** A change to the history, worked out against one version of the head. */
+interface Change<T> {
+  /** Merged into the head's `extensions.openaiAgents`; absent when nothing is to be written. */
+  patch?: Record<string, unknown>;
+  result: T;
+}
+
+/** The session as one read saw it. */
+interface View {
+  head: Checkpoint | undefined;
+  record: SessionRecord;
+}
+
+/** The SDK's logger type (`getLogger`'s), which the package does not export by name. */
+export type Logger = ReturnType<typeof getLogger>;
+
+const EMPTY: SessionRecord = { kind: KIND.session, prior: [], next: 0 };
+const DEFAULT_SEGMENT_BYTES = 64 * 1024;
+/** Tries of one change when other writers keep getting there first. */
+const ATTEMPTS = 50;
+/** Sealed segments kept in memory; they never change once sealed. */
+const CACHED_SEGMENTS = 1_000;
+
+export class BatonSession implements SessionHistoryRewriteAwareSession, SessionHistoryTransactionAwareSession {
+  readonly client: BatonClient;
+  readonly sessionId: string;
+  readonly agentId: string;
+  private readonly logger: Logger;
+  private readonly segmentBytes: number;
+  /** The head as this instance last read or wrote it; a stale one costs a 412 and a fresh read. */
+  private head: Checkpoint | undefined;
+  private readonly sealed = new Map<string, StoredItem[]>();
+  /** This instance's operations, one after another (other processes are kept apart by If-Match). */
+  private turn: Promise<unknown> = Promise.resolve();
+  /** Set when the id-keyed create of the first segment answered with one that no longer exists (the task was purged). */
+  private startAfter: string | undefined;
+
+  constructor(options: BatonSessionOptions) {
+    if (options?.client === undefined) throw new TypeError('BatonSession needs a client.');
+    this.client = options.client;
+    this.sessionId = options.sessionId ?? crypto.randomUUID();
+    this.agentId = options.agentId ?? 'openai-agents';
+    this.logger = options.logger ?? getLogger('openai-agents:baton');
+    this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+  }
+
+  async getSessionId(): Promise<string> {
+    return this.sessionId;
+  }
+
+  getItems(limit?: number): Promise<AgentInputItem[]> {
+    return this.inTurn(async () => {
+      if (limit !== undefined && limit <= 0) return [];
+      const view = await this.read();
+      const stored = limit === undefined ? await this.all(view) : await this.tail(view, limit);
+      const items = stored.map((item) => decodeItem<AgentInputItem>(item));
+      this.debug(() => `Getting items from Baton session (${this.sessionId}): ${JSON.stringify(items)}`);
+      return items;
+    });
+  }
+
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const stored = items.map((item) => encodeItem(item));
+    this.debug(() => `Adding items to Baton session (${this.sessionId}): ${JSON.stringify(items)}`);
+    return this.inTurn(() => this.change(async (view) => ({ patch: this.splice(view, count(view), stored), result: undefined })));
+  }
+
+  popItem(): Promise<AgentInputItem | undefined> {
+    return this.inTurn(async () => {
+      const popped = await this.change<StoredItem | undefined>(async (view) => {
+        const total = count(view);
+        if (total === 0) return { result: undefined };
+        const [last] = await this.tail(view, 1);
+        return { patch: this.splice(view, total - 1, []), result: last };
+      });
+      if (popped === undefined) return undefined;
+      const item = decodeItem<AgentInputItem>(popped);
+      this.debug(() => `Popping item from Baton session (${this.sessionId}): ${JSON.stringify(item)}`);
+      return item;
+    });
+  }
+
+  clearSession(): Promise<void> {
+    this.logger.debug(`Clearing Baton session (${this.sessionId})`);
+    return this.inTurn(() =>
+      this.change(async (view) => {
+        if (view.head === undefined) return { result: undefined };
+        // Applied operations go too: a cleared session starts afresh, as the SDK's MemorySession does.
+        return { patch: { prior: [], items: null, ops: null }, result: undefined };
+      }),
+    );
+  }
+
+  async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
+    if (args.mutations.length === 0) return;
+    return this.inTurn(() =>
+      this.change(async (view) => {
+        const before = (await this.all(view)).map((item) => decodeItem<AgentInputItem>(item));
+        const after = applySessionHistoryMutations(before, args.mutations);
+        // Only what changed is rewritten: from the first item that differs to the end.
+        let same = 0;
+        while (same < before.length && same < after.length && comparable([before[same]]) === comparable([after[same]])) same += 1;
+        if (same === before.length && same === after.length) return { result: undefined };
+        return { patch: this.splice(view, same, after.slice(same).map((item) => encodeItem(item))), result: undefined };
+      }),
+    );
+  }
+
+  async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
+    // Checked and copied before anything is read or written, so a refused transaction records nothing.
+    const { operationId, transaction } = snapshotTransactionArgs(args);
+    return this.inTurn(async () => {
+      const print = await fingerprint(transaction);
+      await this.change(async (view) => {
+        const applied = view.record.ops?.[operationId];
+        if (applied !== undefined) {
+          if (applied !== print) throw new UserError('Session history operation was already applied with a different transaction.');
+          return { result: undefined };
+        }
+        const total = count(view);
+        let patch: Record<string, unknown>;
+        if (transaction.type === 'append_items') {
+          patch = this.splice(view, total, transaction.items.map((item) => encodeItem(item)));
+        } else {
+          const { expectedSuffix, replacement } = transaction;
+          const suffix = expectedSuffix.length > total ? undefined : await this.tail(view, expectedSuffix.length);
+          if (suffix === undefined || comparable(suffix.map((item) => decodeItem(item))) !== comparable(expectedSuffix)) {
+            throw new UserError('Session history suffix no longer matches the transaction precondition.');
+          }
+          patch = this.splice(view, total - expectedSuffix.length, replacement.map((item) => encodeItem(item)));
+        }
+        patch.ops = { [operationId]: print };
+        return { patch, result: undefined };
+      });
+    });
+  }
+
+  /** Runs `work` after this instance's earlier operations, whatever became of them. */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work, work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Applies a change to the head with If-Match, reading again and working
+   * the change out again when another writer got there first. The head is
+   * made when the session has none, and a new one takes over when it is
+   * sealed, finalized, or has outgrown its budget.
+   */
+  private async change<T>(plan: (view: View) => Promise<Change<T>>): Promise<T> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const head = attempt === 0 && this.head !== undefined ? this.head : (await this.read()).head;
+      if (head === undefined) {
+        // Nothing to undo in a session that does not exist: reading it answers the same as writing would.
+        const empty = await plan({ head: undefined, record: EMPTY });
+        if (empty.patch === undefined) return empty.result;
+        await this.start();
+        continue;
+      }
+      const record = sessionOf(head)!;
+      if (head.status === 'finalized' && head.finalStatus === 'handoff') {
+        throw new UserError("The session's Baton task is being handed off; the agent that acknowledges the handoff writes to it next.");
+      }
+      if (head.status === 'finalized' || record.sealed) {
+        await this.succeed(head, record);
+        continue;
+      }
+      if (JSON.stringify(record.items ?? {}).length > this.segmentBytes) {
+        if (await this.patch(head, { sealed: true })) await this.succeed(this.head!, sessionOf(this.head!)!);
+        continue;
+      }
+      const change = await plan({ head, record });
+      if (change.patch === undefined) return change.result;
+      if (await this.patch(head, change.patch)) return change.result;
+    }
+    throw new UserError('The Baton session changed under every attempt to write to it; try again.');
+  }
+
+  /** Patches the head with If-Match: false when another writer changed, sealed or finalized it first. */
+  private async patch(head: Checkpoint, patch: Record<string, unknown>): Promise<boolean> {
+    try {
+      this.head = await this.client.checkpoints.patch(head.id, { extensions: { [EXTENSION]: patch } }, { ifMatch: head.version });
+      return true;
+    } catch (error) {
+      this.head = undefined;
+      if (error instanceof BatonError && (error.code === 'version_conflict' || error.code === 'checkpoint_finalized')) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * The first segment. Its create is keyed on the session, so writers that
+   * start the session together make one segment between them (Baton answers
+   * a repeated Idempotency-Key with its first answer).
+   */
+  private async start(): Promise<void> {
+    const key = `${await this.keyPrefix()}:start${this.startAfter === undefined ? '' : `:${this.startAfter}`}`;
+    const created = await this.createSegment({ ...EMPTY, items: {}, ops: {} }, undefined, key);
+    if (created !== undefined && (await this.read()).head === undefined) {
+      // The key's first answer was a segment since purged with its task: the next key follows from its id.
+      this.startAfter = created.id;
+    }
+  }
+
+  /** The successor of a sealed or finalized segment, keyed on it, so that writers who find it together make one. */
+  private async succeed(head: Checkpoint, record: SessionRecord): Promise<void> {
+    const own = segmentItems(record);
+    const next: SessionRecord = {
+      kind: KIND.session,
+      prior: own.length > 0 ? [...record.prior, [head.id, own.length]] : record.prior,
+      items: {},
+      next: record.next,
+      ops: record.ops ?? {},
+    };
+    if (own.length > 0) this.remember(head.id, own);
+    await this.createSegment(next, head.id, `${await this.keyPrefix()}:after:${head.id}`);
+  }
+
+  /** Idempotency-Keys are visible ASCII of at most 255 characters: the session id goes in as its SHA-256. */
+  private async keyPrefix(): Promise<string> {
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(this.sessionId));
+    return `baton-session:${Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+  }
+
+  private async createSegment(record: SessionRecord, parentId: string | undefined, idempotencyKey: string): Promise<Checkpoint | undefined> {
+    try {
+      return await this.client.checkpoints.create(
+        {
+          taskId: this.sessionId,
+          agentId: this.agentId,
+          ...(parentId !== undefined ? { parentId } : {}),
+          labels: { [LABEL.kind]: KIND.session },
+          extensions: { [EXTENSION]: record },
+        },
+        { idempotencyKey },
+      );
+    } catch (error) {
+      // Another writer made it first, with another agent id: the next read finds theirs.
+      if (error instanceof BatonError && error.code === 'idempotency_key_reused') return undefined;
+      throw error;
+    } finally {
+      this.head = undefined;
+    }
+  }
+
+  /** The newest segment of the session, read now. */
+  private async read(): Promise<View> {
+    const page = await this.client.checkpoints.search({ taskId: this.sessionId, labels: { [LABEL.kind]: KIND.session }, limit: 1 });
+    const head = page.items.find((doc) => sessionOf(doc) !== undefined);
+    if (head !== undefined && head.status !== 'finalized') this.head = head;
+    return { head, record: head === undefined ? EMPTY : sessionOf(head)! };
+  }
+
+  /**
+   * The change that keeps the first `keep` items of the history and adds
+   * `append` after them, as a patch of the head: items removed from the
+   * head are set to null, earlier segments give up their last items by a
+   * lower count in `prior`.
+   */
+  private splice(view: View, keep: number, append: StoredItem[]): Record<string, unknown> {
+    const { record } = view;
+    const keys = Object.keys(record.items ?? {}).sort();
+    const items: Record<string, StoredItem | null> = {};
+    const patch: Record<string, unknown> = { items };
+    let remove = count(view) - keep;
+    for (const key of keys.slice(Math.max(0, keys.length - remove))) items[key] = null;
+    remove -= Math.min(remove, keys.length);
+    if (remove > 0) {
+      const prior = record.prior.map(([id, n]) => [id, n] as [string, number]);
+      while (remove > 0) {
+        const last = prior[prior.length - 1]!;
+        const taken = Math.min(remove, last[1]);
+        last[1] -= taken;
+        remove -= taken;
+        if (last[1] === 0) prior.pop();
+      }
+      patch.prior = prior;
+    }
+    let next = record.next;
+    for (const item of append) items[itemKey(next++)] = item;
+    patch.next = next;
+    return patch;
+  }
+
+  /** Every item of the history, oldest first. */
+  private async all(view: View): Promise<StoredItem[]> {
+    const out: StoredItem[] = [];
+    for (const [id, n] of view.record.prior) out.push(...(await this.segment(id)).slice(0, n));
+    out.push(...segmentItems(view.record));
+    return out;
+  }
+
+  /** The last `limit` items, reading only the segments they are in. */
+  private async tail(view: View, limit: number): Promise<StoredItem[]> {
+    const out = segmentItems(view.record).slice(-limit);
+    for (let i = view.record.prior.length - 1; i >= 0 && out.length < limit; i--) {
+      const [id, n] = view.record.prior[i]!;
+      const items = (await this.segment(id)).slice(0, n);
+      out.unshift(...items.slice(Math.max(0, items.length - (limit - out.length))));
+    }
+    return out;
+  }
+
+  /** A sealed segment's items; one that compaction removed (410) holds none any more. */
+  private async segment(id: string): Promise<StoredItem[]> {
+    const cached = this.sealed.get(id);
+    if (cached !== undefined) return cached;
+    let items: StoredItem[];
+    try {
+      const record = sessionOf(await this.client.checkpoints.get(id));
+      items = record === undefined ? [] : segmentItems(record);
+    } catch (error) {
+      if (!(error instanceof BatonError && error.code === 'checkpoint_compacted')) throw error;
+      items = [];
+    }
+    this.remember(id, items);
+    return items;
+  }
+
+  private remember(id: string, items: StoredItem[]): void {
+    this.sealed.set(id, items);
+    if (this.sealed.size > CACHED_SEGMENTS) this.sealed.delete(this.sealed.keys().next().value!);
+  }
+
+  /** Logs item contents only where the logger allows model and tool data, as the SDK's sessions do. */
+  private debug(message: () => string): void {
+    if (!this.logger.dontLogModelData && !this.logger.dontLogToolData) this.logger.debug(message());
+  }
+}
+
+/** How many items the history holds: the counts of the sealed segments and the head's own. */
+function count(view: View): number {
+  return view.record.prior.reduce((sum, [, n]) => sum + n, 0) + Object.keys(view.record.items ?? {}).length;
+}
