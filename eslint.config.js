@@ -31,7 +31,7 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 
 export default tseslint.config(
   // .scratch/ holds throwaway measurement scripts, ignored by git as well. test/**/ported/ holds frameworks'
-  // own tests, kept as their authors wrote them (test/PORTED.md); tsconfig.ported.json checks their types.
+  // own tests, kept as their authors wrote them under their own lint and compiler settings (test/PORTED.md).
   { ignores: ['node_modules/', 'data/', 'dist/', '.scratch/', 'test/**/ported/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
