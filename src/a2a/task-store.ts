@@ -114,12 +114,14 @@ export class BatonTaskStore implements TaskStore {
       const page = await this.client.checkpoints.search({ labels, limit: PAGE, ...(cursor ? { cursor } : {}) });
       for (const id of page.corrupted ?? []) unreadable.add(id);
       for (const doc of page.items) {
-        // Newest first: a task's older checkpoints (one handed off before its successor) are passed over.
-        if (!doc.taskId.startsWith(this.taskPrefix) || seen.has(doc.taskId)) continue;
+        const id = String(doc.labels[LABEL.id]);
+        // Another store's tasks (another prefix) are not this one's; newest first, a task's older checkpoint
+        // (one handed off before its successor) is passed over.
+        if (doc.taskId !== this.taskPrefix + id || seen.has(doc.taskId)) continue;
         seen.add(doc.taskId);
         const time = Number(doc.labels[LABEL.updated] ?? 0);
         if (after !== undefined && !(time > after)) continue;
-        rows.push({ doc, time, id: String(doc.labels[LABEL.id] ?? doc.taskId.slice(this.taskPrefix.length)) });
+        rows.push({ doc, time, id });
       }
       cursor = page.nextCursor;
     } while (cursor);

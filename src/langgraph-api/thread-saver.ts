@@ -95,8 +95,9 @@ export class BatonThreadSaver implements ThreadSaver {
     do {
       const page = await this.client.checkpoints.search({ agentId: this.agentId, labels: { [LABEL_KIND]: KIND }, limit: 1_000, ...(cursor ? { cursor } : {}) });
       for (const doc of page.items) {
-        if (!doc.taskId.startsWith(this.taskPrefix)) continue;
         const thread = threadOf(doc);
+        // Another prefix's threads are another server's.
+        if (doc.taskId !== this.taskPrefix + thread.thread_id) continue;
         if (wanted.every(([key, value]) => JSON.stringify(thread.metadata[key]) === JSON.stringify(value))) matches.push(thread);
       }
       cursor = page.nextCursor;

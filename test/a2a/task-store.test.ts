@@ -56,6 +56,16 @@ describe('BatonTaskStore', () => {
     expect(seen).toEqual([...ids].reverse());
   });
 
+  it('lists only its own tasks beside a store with a task prefix', async () => {
+    const plain = new BatonTaskStore({ client: baton.client() });
+    const prefixed = new BatonTaskStore({ client: baton.client(), taskPrefix: 'agent_tasks:' });
+    await plain.save(task('mine', TaskState.TASK_STATE_WORKING), context);
+    await prefixed.save(task('theirs', TaskState.TASK_STATE_WORKING), context);
+    const request = { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined };
+    expect((await plain.list(request, context)).tasks.map((t) => t.id)).toEqual(['mine']);
+    expect((await prefixed.list(request, context)).tasks.map((t) => t.id)).toEqual(['theirs']);
+  });
+
   it('carries a task through a handoff of its checkpoint to the agent that acknowledges it', async () => {
     const clientA = baton.client();
     await clientA.leases.acquire('handed', { agentId: 'agent-a' });
