@@ -168,8 +168,16 @@ export class BatonTaskStore implements TaskStore {
     return this.client.checkpoints.create({ ...input, parentId: previous.id }, { idempotencyKey: `a2a-task:after:${previous.id}` });
   }
 
+  /**
+   * The newest checkpoint of a caller's task. One newer than it that failed
+   * Baton's hash check is an error, not a task that is not there: answering
+   * an older copy, or none, would lose what it held unseen.
+   */
   private async newest(query: SearchQuery): Promise<Checkpoint | undefined> {
     const page = await this.client.checkpoints.search(query);
+    if (page.corrupted !== undefined && page.corrupted.length > 0) {
+      throw new Error(`The newest checkpoint of Baton task ${query.taskId} failed Baton's hash check (${page.corrupted.join(', ')}); restore it or recover the task.`);
+    }
     return page.items[0];
   }
 

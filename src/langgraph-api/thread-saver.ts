@@ -112,6 +112,8 @@ export class BatonThreadSaver implements ThreadSaver {
 
   private async find(id: string): Promise<Checkpoint | undefined> {
     const page = await this.client.checkpoints.search({ taskId: this.taskPrefix + id, labels: { [LABEL_KIND]: KIND }, limit: 1 });
+    // A thread record that failed Baton's hash check is an error, not a thread that does not exist.
+    if (page.corrupted !== undefined && page.corrupted.length > 0) throw new Error(`The record of thread ${id} failed Baton's hash check (${page.corrupted.join(', ')}); restore it or recover the task.`);
     return page.items[0];
   }
 }

@@ -5,4 +5,5 @@
  * @module
  */
 export { BatonSession, type BatonSessionOptions, type Logger } from './session.js';
+export { CorruptedError } from './record.js';
 export { loadRunState, saveRunState, type LoadRunStateOptions, type RootAgent, type SavableRunState, type SaveRunStateOptions } from './run-state.js';

@@ -8,6 +8,23 @@
  */
 import type { Checkpoint } from '../client/types.js';
 
+/**
+ * A read found that the newest checkpoint it needs failed Baton's hash
+ * check (Baton records it and announces CHECKPOINT_CORRUPTED). Answering
+ * from an older checkpoint instead would silently lose what the newest
+ * held, so the adapters refuse until it is dealt with: restored from the
+ * evidence, or the task recovered (docs/recovery-runbook.md).
+ */
+export class CorruptedError extends Error {
+  constructor(
+    what: string,
+    readonly checkpointIds: readonly string[],
+  ) {
+    super(`The newest checkpoint of ${what} failed Baton's hash check (${checkpointIds.join(', ')}); restore it or recover the task before using it.`);
+    this.name = 'CorruptedError';
+  }
+}
+
 /** The extension both kinds of checkpoint keep their data under. */
 export const EXTENSION = 'openaiAgents';
 

@@ -22,7 +22,7 @@ import {
 } from '@openai/agents-core';
 import { BatonError, type BatonClient } from '../client/index.js';
 import type { Checkpoint } from '../client/types.js';
-import { EXTENSION, KIND, LABEL, decodeItem, encodeItem, itemKey, segmentItems, sessionOf, type SessionRecord, type StoredItem } from './record.js';
+import { CorruptedError, EXTENSION, KIND, LABEL, decodeItem, encodeItem, itemKey, segmentItems, sessionOf, type SessionRecord, type StoredItem } from './record.js';
 import { comparable, fingerprint, snapshotTransactionArgs } from './transaction.js';
 
 export interface BatonSessionOptions {
@@ -287,6 +287,8 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
   /** The newest segment of the session, read now. */
   private async read(): Promise<View> {
     const page = await this.client.checkpoints.search({ taskId: this.sessionId, labels: { [LABEL.kind]: KIND.session }, limit: 1 });
+    // A newer segment that failed Baton's hash check: answering from an older one would lose its items unseen.
+    if (page.corrupted !== undefined && page.corrupted.length > 0) throw new CorruptedError(`session ${this.sessionId}`, page.corrupted);
     const head = page.items.find((doc) => sessionOf(doc) !== undefined);
     if (head !== undefined && head.status !== 'finalized') this.head = head;
     return { head, record: head === undefined ? EMPTY : sessionOf(head)! };

@@ -7,10 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { BatonTaskStore, type BatonTaskStoreOptions } from '../../src/a2a/index.js';
-import { compress, decompress } from '../../src/service/repository/compression.js';
-import { decodeValue, encodeValue, tenantKeyspace } from '../../src/store/keyspace.js';
 import type { BatonClient, Checkpoint } from '../../src/client/index.js';
 import { listen, type Listening } from '../client/support/server.js';
+import { corruptCheckpoint } from '../support/corrupt.js';
 
 export type Baton = Listening;
 
@@ -67,11 +66,7 @@ export async function keepOnlyTheKeys(baton: Baton, prefix: string): Promise<voi
 export async function corruptTask(baton: Baton, prefix: string, taskId: string): Promise<void> {
   const [doc] = (await checkpoints(baton, prefix)).filter((found) => found.labels['a2a.id'] === taskId);
   if (doc === undefined) throw new Error(`No checkpoint holds A2A task ${taskId}.`);
-  const key = tenantKeyspace('default').checkpoints.pack(doc.taskId, doc.id, 0);
-  await baton.t.store.transact(async (tx) => {
-    const record = decodeValue<{ c: string; h: string }>(decompress(Buffer.from((await tx.get(key))!)));
-    tx.set(key, compress(encodeValue({ ...record, c: record.c.replace('TASK_STATE_WORKING', 'TASK_STATE_DAMAGED') })));
-  });
+  await corruptCheckpoint(baton.t.store, doc);
 }
 
 let shared: Baton | undefined;

@@ -8,6 +8,7 @@ import { ServerCallContext } from '@a2a-js/sdk/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BatonTaskStore } from '../../src/a2a/index.js';
 import { startBaton, type Baton } from './support.js';
+import { corruptCheckpoint } from '../support/corrupt.js';
 
 let baton: Baton;
 beforeEach(async () => {
@@ -54,6 +55,15 @@ describe('BatonTaskStore', () => {
       pageToken = page.nextPageToken;
     } while (pageToken);
     expect(seen).toEqual([...ids].reverse());
+  });
+
+  it('refuses to load or save a task whose checkpoint fails Baton’s hash check, rather than answer it is not there', async () => {
+    const store = new BatonTaskStore({ client: baton.client() });
+    await store.save(task('damaged', TaskState.TASK_STATE_WORKING), context);
+    const [doc] = (await baton.client().checkpoints.search({ taskId: 'damaged', labels: { 'a2a.kind': 'task' } })).items;
+    await corruptCheckpoint(baton.t.store, doc!);
+    await expect(new BatonTaskStore({ client: baton.client() }).load('damaged', context)).rejects.toThrow("failed Baton's hash check");
+    await expect(new BatonTaskStore({ client: baton.client() }).save(task('damaged', TaskState.TASK_STATE_COMPLETED), context)).rejects.toThrow("failed Baton's hash check");
   });
 
   it('lists only its own tasks beside a store with a task prefix', async () => {

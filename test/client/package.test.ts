@@ -69,7 +69,7 @@ describe('the baton/client package export', () => {
     expect(out).not.toContain('A server module was loaded');
     expect(code, out).toBe(0);
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({
-      'baton/openai-agents': ['BatonSession', 'loadRunState', 'saveRunState'],
+      'baton/openai-agents': ['BatonSession', 'CorruptedError', 'loadRunState', 'saveRunState'],
       'baton/a2a': ['BatonTaskStore'],
       'baton/langgraph-api': ['BatonThreadSaver', 'createLangGraphApi', 'serveLangGraphApi'],
       'baton/langgraph': ['BatonSaver'],

@@ -10,6 +10,7 @@ import { BatonError } from '../../src/client/index.js';
 import { BatonSession, loadRunState, saveRunState } from '../../src/openai-agents/index.js';
 import { releaseAgent } from '../../examples/openai-agents/agent.js';
 import { batonServerPerTest, server } from './support.js';
+import { corruptCheckpoint } from '../support/corrupt.js';
 
 batonServerPerTest();
 
@@ -47,6 +48,20 @@ describe('saveRunState / loadRunState', () => {
     expect(two.parentId).toBe(one.id);
     expect(two.recovery.lastSuccessfulState).toBe(one.id);
     expect((await client.recoveries.point('linked')).checkpoint.id).toBe(two.id);
+  });
+
+  it('loads the newest state that verifies when a newer one fails Baton’s hash check', async () => {
+    const client = server().client();
+    const agent = releaseAgent();
+    const paused = await run(agent, 'Publish the note.', { session: new BatonSession({ client, sessionId: 'damaged-run' }) });
+    await saveRunState(client, 'damaged-run', paused.state);
+    paused.state.approve(paused.interruptions[0]!);
+    const approved = await saveRunState(client, 'damaged-run', paused.state);
+    await corruptCheckpoint(server().t.store, approved);
+    // The approval was in the damaged checkpoint: the run is back to waiting for it, as the recovery point says.
+    const loaded = await loadRunState(client, releaseAgent(), 'damaged-run');
+    expect(loaded?.getInterruptions().map((item) => item.name)).toEqual(['publish_note']);
+    expect((await client.recoveries.point('damaged-run')).skipped).toContain(approved.id);
   });
 
   it('carries a paused run through a handoff of its task to another agent, who approves and finishes it', async () => {

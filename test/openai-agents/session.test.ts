@@ -6,7 +6,8 @@
 import { isSessionHistoryRewriteAwareSession, isSessionHistoryTransactionAwareSession, type AgentInputItem } from '@openai/agents-core';
 import { describe, expect, it } from 'vitest';
 import { BatonError } from '../../src/client/index.js';
-import { BatonSession } from '../../src/openai-agents/index.js';
+import { BatonSession, CorruptedError } from '../../src/openai-agents/index.js';
+import { corruptCheckpoint } from '../support/corrupt.js';
 import { batonServerPerTest, server } from './support.js';
 
 batonServerPerTest();
@@ -103,6 +104,17 @@ describe('BatonSession', () => {
     expect((await client.tasks.verifyAudit('audited')).ok).toBe(true);
     const events = await server().client().events.page({ types: ['CHECKPOINT_UPDATED'], limit: 100 });
     expect(events.items.filter((event) => event.data && (event.data as { taskId?: string }).taskId === 'audited')).toHaveLength(3);
+  });
+
+  it('refuses to answer from an older segment when the newest fails Baton’s hash check', async () => {
+    const s = session('damaged', { segmentBytes: 200 });
+    for (const text of ['one', 'two', 'three', 'four', 'five', 'six']) await s.addItems([say(`${text} ${'x'.repeat(40)}`)]);
+    const [head] = (await server().client().checkpoints.search({ taskId: 'damaged', labels: { 'oa.kind': 'session' }, limit: 1 })).items;
+    await corruptCheckpoint(server().t.store, head!);
+    await expect(session('damaged').getItems()).rejects.toBeInstanceOf(CorruptedError);
+    await expect(session('damaged').addItems([say('more')])).rejects.toThrow("failed Baton's hash check");
+    const events = await server().client().events.page({ types: ['CHECKPOINT_CORRUPTED'] });
+    expect(events.items.map((event) => event.subject)).toContain(head!.id);
   });
 
   it('waits for a handoff of its task, and carries on with the agent that acknowledges it', async () => {
