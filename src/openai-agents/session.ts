@@ -22,7 +22,8 @@ import {
 } from '@openai/agents-core';
 import { BatonError, type BatonClient } from '../client/index.js';
 import type { Checkpoint } from '../client/types.js';
-import { CorruptedError, EXTENSION, KIND, LABEL, decodeItem, encodeItem, itemKey, segmentItems, sessionOf, type SessionRecord, type StoredItem } from './record.js';
+import { SealedSegments, count, splice, type View } from './history.js';
+import { CorruptedError, EXTENSION, KIND, LABEL, decodeItem, encodeItem, segmentItems, sessionOf, type SessionRecord, type StoredItem } from './record.js';
 import { comparable, fingerprint, snapshotTransactionArgs } from './transaction.js';
 
 export interface BatonSessionOptions {
@@ -44,12 +45,6 @@ interface Change<T> {
   result: T;
 }
 
-/** The session as one read saw it. */
-interface View {
-  head: Checkpoint | undefined;
-  record: SessionRecord;
-}
-
 /** The SDK's logger type (`getLogger`'s), which the package does not export by name. */
 export type Logger = ReturnType<typeof getLogger>;
 
@@ -57,8 +52,6 @@ const EMPTY: SessionRecord = { kind: KIND.session, prior: [], next: 0 };
 const DEFAULT_SEGMENT_BYTES = 64 * 1024;
 /** Tries of one change when other writers keep getting there first. */
 const ATTEMPTS = 50;
-/** Sealed segments kept in memory; they never change once sealed. */
-const CACHED_SEGMENTS = 1_000;
 
 export class BatonSession implements SessionHistoryRewriteAwareSession, SessionHistoryTransactionAwareSession {
   readonly client: BatonClient;
@@ -68,7 +61,7 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
   private readonly segmentBytes: number;
   /** The head as this instance last read or wrote it; a stale one costs a 412 and a fresh read. */
   private head: Checkpoint | undefined;
-  private readonly sealed = new Map<string, StoredItem[]>();
+  private readonly sealed: SealedSegments;
   /** This instance's operations, one after another (other processes are kept apart by If-Match). */
   private turn: Promise<unknown> = Promise.resolve();
   /** Set when the id-keyed create of the first segment answered with one that no longer exists (the task was purged). */
@@ -81,6 +74,7 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
     this.agentId = options.agentId ?? 'openai-agents';
     this.logger = options.logger ?? getLogger('openai-agents:baton');
     this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    this.sealed = new SealedSegments(this.client);
   }
 
   async getSessionId(): Promise<string> {
@@ -91,7 +85,7 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
     return this.inTurn(async () => {
       if (limit !== undefined && limit <= 0) return [];
       const view = await this.read();
-      const stored = limit === undefined ? await this.all(view) : await this.tail(view, limit);
+      const stored = limit === undefined ? await this.sealed.all(view) : await this.sealed.tail(view, limit);
       const items = stored.map((item) => decodeItem<AgentInputItem>(item));
       this.debug(() => `Getting items from Baton session (${this.sessionId}): ${JSON.stringify(items)}`);
       return items;
@@ -102,7 +96,7 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
     if (items.length === 0) return;
     const stored = items.map((item) => encodeItem(item));
     this.debug(() => `Adding items to Baton session (${this.sessionId}): ${JSON.stringify(items)}`);
-    return this.inTurn(() => this.change(async (view) => ({ patch: this.splice(view, count(view), stored), result: undefined })));
+    return this.inTurn(() => this.change(async (view) => ({ patch: splice(view, count(view), stored), result: undefined })));
   }
 
   popItem(): Promise<AgentInputItem | undefined> {
@@ -110,8 +104,8 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
       const popped = await this.change<StoredItem | undefined>(async (view) => {
         const total = count(view);
         if (total === 0) return { result: undefined };
-        const [last] = await this.tail(view, 1);
-        return { patch: this.splice(view, total - 1, []), result: last };
+        const [last] = await this.sealed.tail(view, 1);
+        return { patch: splice(view, total - 1, []), result: last };
       });
       if (popped === undefined) return undefined;
       const item = decodeItem<AgentInputItem>(popped);
@@ -135,13 +129,13 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
     if (args.mutations.length === 0) return;
     return this.inTurn(() =>
       this.change(async (view) => {
-        const before = (await this.all(view)).map((item) => decodeItem<AgentInputItem>(item));
+        const before = (await this.sealed.all(view)).map((item) => decodeItem<AgentInputItem>(item));
         const after = applySessionHistoryMutations(before, args.mutations);
         // Only what changed is rewritten: from the first item that differs to the end.
         let same = 0;
         while (same < before.length && same < after.length && comparable([before[same]]) === comparable([after[same]])) same += 1;
         if (same === before.length && same === after.length) return { result: undefined };
-        return { patch: this.splice(view, same, after.slice(same).map((item) => encodeItem(item))), result: undefined };
+        return { patch: splice(view, same, after.slice(same).map((item) => encodeItem(item))), result: undefined };
       }),
     );
   }
@@ -160,14 +154,14 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
         const total = count(view);
         let patch: Record<string, unknown>;
         if (transaction.type === 'append_items') {
-          patch = this.splice(view, total, transaction.items.map((item) => encodeItem(item)));
+          patch = splice(view, total, transaction.items.map((item) => encodeItem(item)));
         } else {
           const { expectedSuffix, replacement } = transaction;
-          const suffix = expectedSuffix.length > total ? undefined : await this.tail(view, expectedSuffix.length);
+          const suffix = expectedSuffix.length > total ? undefined : await this.sealed.tail(view, expectedSuffix.length);
           if (suffix === undefined || comparable(suffix.map((item) => decodeItem(item))) !== comparable(expectedSuffix)) {
             throw new UserError('Session history suffix no longer matches the transaction precondition.');
           }
-          patch = this.splice(view, total - expectedSuffix.length, replacement.map((item) => encodeItem(item)));
+          patch = splice(view, total - expectedSuffix.length, replacement.map((item) => encodeItem(item)));
         }
         patch.ops = { [operationId]: print };
         return { patch, result: undefined };
@@ -253,7 +247,7 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
       next: record.next,
       ops: record.ops ?? {},
     };
-    if (own.length > 0) this.remember(head.id, own);
+    if (own.length > 0) this.sealed.remember(head.id, own);
     await this.createSegment(next, head.id, `${await this.keyPrefix()}:after:${head.id}`);
   }
 
@@ -294,84 +288,9 @@ export class BatonSession implements SessionHistoryRewriteAwareSession, SessionH
     return { head, record: head === undefined ? EMPTY : sessionOf(head)! };
   }
 
-  /**
-   * The change that keeps the first `keep` items of the history and adds
-   * `append` after them, as a patch of the head: items removed from the
-   * head are set to null, earlier segments give up their last items by a
-   * lower count in `prior`.
-   */
-  private splice(view: View, keep: number, append: StoredItem[]): Record<string, unknown> {
-    const { record } = view;
-    const keys = Object.keys(record.items ?? {}).sort();
-    const items: Record<string, StoredItem | null> = {};
-    const patch: Record<string, unknown> = { items };
-    let remove = count(view) - keep;
-    for (const key of keys.slice(Math.max(0, keys.length - remove))) items[key] = null;
-    remove -= Math.min(remove, keys.length);
-    if (remove > 0) {
-      const prior = record.prior.map(([id, n]) => [id, n] as [string, number]);
-      while (remove > 0) {
-        const last = prior[prior.length - 1]!;
-        const taken = Math.min(remove, last[1]);
-        last[1] -= taken;
-        remove -= taken;
-        if (last[1] === 0) prior.pop();
-      }
-      patch.prior = prior;
-    }
-    let next = record.next;
-    for (const item of append) items[itemKey(next++)] = item;
-    patch.next = next;
-    return patch;
-  }
-
-  /** Every item of the history, oldest first. */
-  private async all(view: View): Promise<StoredItem[]> {
-    const out: StoredItem[] = [];
-    for (const [id, n] of view.record.prior) out.push(...(await this.segment(id)).slice(0, n));
-    out.push(...segmentItems(view.record));
-    return out;
-  }
-
-  /** The last `limit` items, reading only the segments they are in. */
-  private async tail(view: View, limit: number): Promise<StoredItem[]> {
-    const out = segmentItems(view.record).slice(-limit);
-    for (let i = view.record.prior.length - 1; i >= 0 && out.length < limit; i--) {
-      const [id, n] = view.record.prior[i]!;
-      const items = (await this.segment(id)).slice(0, n);
-      out.unshift(...items.slice(Math.max(0, items.length - (limit - out.length))));
-    }
-    return out;
-  }
-
-  /** A sealed segment's items; one that compaction removed (410) holds none any more. */
-  private async segment(id: string): Promise<StoredItem[]> {
-    const cached = this.sealed.get(id);
-    if (cached !== undefined) return cached;
-    let items: StoredItem[];
-    try {
-      const record = sessionOf(await this.client.checkpoints.get(id));
-      items = record === undefined ? [] : segmentItems(record);
-    } catch (error) {
-      if (!(error instanceof BatonError && error.code === 'checkpoint_compacted')) throw error;
-      items = [];
-    }
-    this.remember(id, items);
-    return items;
-  }
-
-  private remember(id: string, items: StoredItem[]): void {
-    this.sealed.set(id, items);
-    if (this.sealed.size > CACHED_SEGMENTS) this.sealed.delete(this.sealed.keys().next().value!);
-  }
 
   /** Logs item contents only where the logger allows model and tool data, as the SDK's sessions do. */
   private debug(message: () => string): void {
     if (!this.logger.dontLogModelData && !this.logger.dontLogToolData) this.logger.debug(message());
   }
-}
-
-/** How many items the history holds: the counts of the sealed segments and the head's own. */
-function count(view: View): number {
-  return view.record.prior.reduce((sum, [, n]) => sum + n, 0) + Object.keys(view.record.items ?? {}).length;
 }
