@@ -13,7 +13,8 @@ const State = Annotation.Root({
   log: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
 });
 
-export function releaseNoteGraph(checkpointer: BaseCheckpointSaver) {
+/** The graph before it is compiled, so a server can compile it and give it its own checkpointer. */
+export function releaseNoteWorkflow() {
   return new StateGraph(State)
     .addNode('write', (state) => ({ draft: `Release note: ${state.topic}.`, log: ['drafted'] }))
     .addNode('review', (state) => {
@@ -25,6 +26,9 @@ export function releaseNoteGraph(checkpointer: BaseCheckpointSaver) {
     .addEdge(START, 'write')
     .addEdge('write', 'review')
     .addConditionalEdges('review', (state) => (state.decision === 'approve' ? 'publish' : END))
-    .addEdge('publish', END)
-    .compile({ checkpointer });
+    .addEdge('publish', END);
+}
+
+export function releaseNoteGraph(checkpointer: BaseCheckpointSaver) {
+  return releaseNoteWorkflow().compile({ checkpointer });
 }

@@ -60,6 +60,22 @@ describe('the baton/client package export', () => {
     expect(out).toContain('A server module was loaded');
   });
 
+  it('loads each framework adapter (baton/openai-agents, baton/a2a, baton/langgraph-api) without any server module', async () => {
+    const { code, out } = await node(
+      `const names = {};
+       for (const name of ['baton/openai-agents', 'baton/a2a', 'baton/langgraph-api', 'baton/langgraph']) names[name] = Object.keys(await import(name)).sort();
+       console.log(JSON.stringify(names));`,
+    );
+    expect(out).not.toContain('A server module was loaded');
+    expect(code, out).toBe(0);
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({
+      'baton/openai-agents': ['BatonSession', 'CorruptedError', 'loadRunState', 'saveRunState'],
+      'baton/a2a': ['BatonTaskStore'],
+      'baton/langgraph-api': ['BatonThreadSaver', 'createLangGraphApi', 'serveLangGraphApi'],
+      'baton/langgraph': ['BatonSaver'],
+    });
+  });
+
   it('exports nothing at the package root', async () => {
     const { code, out } = await node(`await import('baton');`);
     expect(code).not.toBe(0);

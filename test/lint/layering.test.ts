@@ -33,6 +33,15 @@ describe('layering rules', () => {
     expect(await restricted('src/langgraph/new-part.ts', "import { BatonClient } from '../client/index.js';\nexport const c = BatonClient;\n")).toEqual([]);
   });
 
+  it('keep every framework adapter to the client', async () => {
+    const service = "import { execute } from '../service/execute.js';\nexport const e = execute;\n";
+    const client = "import { BatonClient } from '../client/index.js';\nexport const c = BatonClient;\n";
+    for (const folder of ['openai-agents', 'a2a', 'langgraph-api']) {
+      expect(await restricted(`src/${folder}/new-part.ts`, service)).toEqual([expect.stringContaining(`src/${folder}/ talks to Baton through src/client/`)]);
+      expect(await restricted(`src/${folder}/new-part.ts`, client)).toEqual([]);
+    }
+  });
+
   it('keep the console to the client, the event names and types of the server', async () => {
     const hash = "import { canonicalJson } from '../../src/domain/hash.js';\nexport const c = canonicalJson;\n";
     expect(await restricted('console/src/new-view.ts', hash)).toEqual([expect.stringContaining('console/ reaches Baton through src/client/')]);
