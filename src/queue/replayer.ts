@@ -45,6 +45,11 @@ export function transientCause(error: unknown): StoreErrorCode | undefined {
 
 const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown', 'not_configured']);
 
+/** A queued write's operation, as {@link startReplayer} remembers it settled: operation ids are each tenant's own. */
+function settledKey(record: QueuedRecord): string {
+  return `${record.command.actor.tenant}\u0000${record.command.operationId}`;
+}
+
 export interface ReplayerSettings {
   intervalMs: number;
 }
@@ -70,6 +75,14 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
   const { intervalMs } = settings;
   let running: Promise<void> | undefined;
   let stopping = false;
+  /**
+   * Writes applied (or dead-lettered) that the journal cannot count yet,
+   * because a write before them in it still waits: the next pass skips them
+   * rather than running them again, so every pass makes progress however
+   * often some other write fails. Process memory only: after a crash their
+   * operation records tell.
+   */
+  const settled = new Set<string>();
 
   const report = (): void => {
     ctx.metrics.queueDepth.set(queue.depth);
@@ -91,41 +104,51 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
     while (queue.depth > 0 && !stopping) {
       // A batch at a time: each task's writes in order, the tasks side by side (their commits share fsyncs).
       const batch = queue.head(BATCH);
-      const byKey = new Map<string, QueuedRecord[]>();
-      for (const record of batch) {
+      const byKey = new Map<string, number[]>();
+      for (const [index, record] of batch.entries()) {
         const key = queue.orderKey(record);
-        byKey.set(key, [...(byKey.get(key) ?? []), record]);
+        byKey.set(key, [...(byKey.get(key) ?? []), index]);
       }
+      const done = batch.map((record) => settled.has(settledKey(record)));
       let failed: StoreErrorCode | undefined;
       await Promise.all(
-        [...byKey.values()].map(async (records) => {
-          for (const record of records) {
-            if (failed) return;
+        [...byKey.values()].map(async (indexes) => {
+          for (const index of indexes) {
+            if (done[index]) continue;
+            const record = batch[index]!;
             try {
               if (await outlived(ctx, record, retention)) {
                 const detail = `The write waited in the queue since ${record.enqueuedAt}, longer than the operation retention, so whether it already applied can no longer be told; it was not applied again.`;
                 await execute(ctx, deadLetterOf(ctx, record, new AppError('queued_write_outlived', { detail })));
-                continue;
+              } else {
+                await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, (traceContext) => execute({ ...ctx, traceContext }, { ...record.command, fromQueue: true }));
               }
-              await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, (traceContext) => execute({ ...ctx, traceContext }, { ...record.command, fromQueue: true }));
             } catch (error) {
               const transient = transientCause(error);
+              // The task's later writes wait for this one; other tasks go on.
               if (transient !== undefined) {
                 failed ??= transient;
                 return;
               }
               await execute(ctx, deadLetterOf(ctx, record, error));
             }
+            done[index] = true;
+            settled.add(settledKey(record));
           }
         }),
       );
-      // After a transient failure the whole batch is tried again: what did apply is recognised by its operation id.
+      // The journal counts from its start: the writes up to the first one still to apply leave the queue.
+      let applied = 0;
+      while (applied < batch.length && done[applied]) applied += 1;
+      if (applied > 0) {
+        for (const record of batch.slice(0, applied)) settled.delete(settledKey(record));
+        queue.done(applied);
+        report();
+      }
       if (failed) {
         ctx.log.warn({ code: failed, depth: queue.depth }, 'write queue replay paused by a transient store failure; retrying at the next pass');
         break;
       }
-      queue.done(batch.length);
-      report();
     }
     if (queue.depth === 0) ctx.log.info({}, 'write queue drained');
   };
