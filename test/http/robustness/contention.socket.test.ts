@@ -61,9 +61,7 @@ describe.each(['off', 'on'] as const)('three in ten commits conflicting, task la
   it('120 concurrent creates on one task: all 201, the task holds 120, the audit chain gapless and verifying', async () => {
     const taskId = `contended-${taskLanes}`;
     const conflictsBefore = await injectedConflicts();
-    const started = Date.now();
     const answers = await Promise.all(Array.from({ length: 120 }, (_, i) => post('/v1/checkpoints', work(taskId, `agent-${i}`, { labels: { n: i } }))));
-    const elapsed = Date.now() - started;
     expect(answers.map((a) => a.status)).toEqual(Array(120).fill(201));
     const ids = await Promise.all(answers.map(async (a) => ((await a.json()) as { id: string }).id));
     expect(new Set(ids).size).toBe(120);
@@ -79,8 +77,7 @@ describe.each(['off', 'on'] as const)('three in ten commits conflicting, task la
     expect(audit.items.map((e) => e.seq)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
     expect(audit.items.every((e) => e.action === 'checkpoint.created')).toBe(true);
     expect(await c.tasks.verifyAudit(taskId)).toMatchObject({ ok: true, entries: 120 });
-    // Far inside the deadline (5 s) although about a third of the commits were refused (about 51 of 171 attempts).
-    expect(elapsed).toBeLessThan(5_000);
+    // All 201 although about a third of the commits were refused: none ran out of the deadline (503). How long it took is a benchmark's figure, not a test's.
     expect((await injectedConflicts()) - conflictsBefore).toBeGreaterThanOrEqual(10);
   });
 
