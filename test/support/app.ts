@@ -126,3 +126,14 @@ export function useClockedTestApp(start: string, options: Parameters<typeof buil
   return { app, clock };
 }
 
+
+/** Resolves once `app`'s write queue is empty (`/readyz`), or fails after `timeoutMs`. */
+export async function queueDrained(app: FastifyInstance, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ready = (await app.inject({ method: 'GET', url: '/readyz' })).json() as { queue: { depth: number } };
+    if (ready.queue.depth === 0) return;
+    if (Date.now() > deadline) throw new Error('The queue did not drain in time.');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import type { FastifyInstance } from 'fastify';
-import { auth, checkpointBody, useTestApp } from '../../support/app.js';
+import { auth, checkpointBody, queueDrained, useTestApp } from '../../support/app.js';
 
 const app = useTestApp({ config: { queueReplayMs: 20 }, app: { faultInjection: true } });
 let other: FastifyInstance | undefined;
@@ -19,16 +19,6 @@ afterEach(async () => {
   await other?.close();
   other = undefined;
 });
-
-async function drained(a: FastifyInstance): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ready = (await a.inject({ method: 'GET', url: '/readyz' })).json() as { queue: { depth: number } };
-    if (ready.queue.depth === 0) return;
-    if (Date.now() > deadline) throw new Error('The queue did not drain in time.');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 it('stores a queued create with the hash and time its 202 promised, and keeps the later direct write as the latest', async () => {
   const t = app();
@@ -51,7 +41,7 @@ it('stores a queued create with the hash and time its 202 promised, and keeps th
   const laterId = (later.json() as { id: string }).id;
 
   expect((await a.inject({ method: 'POST', url: '/v1/admin/faults', headers: auth('admin'), payload: { store: 'ok' } })).statusCode).toBe(200);
-  await drained(a);
+  await queueDrained(a);
 
   const stored = await b.inject({ method: 'GET', url: `/v1/checkpoints/${promised.id}`, headers: auth() });
   expect(stored.statusCode).toBe(200);

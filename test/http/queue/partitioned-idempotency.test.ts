@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
-import { auth, checkpointBody, useTestApp } from '../../support/app.js';
+import { auth, checkpointBody, queueDrained, useTestApp } from '../../support/app.js';
 
 const app = useTestApp({ config: { queueReplayMs: 20 }, app: { faultInjection: true } });
 let other: FastifyInstance | undefined;
@@ -37,11 +37,7 @@ it('gives one Idempotency-Key sent to a cut-off instance and to another one effe
   expect(stored).not.toBe(promised);
 
   expect((await a.inject({ method: 'POST', url: '/v1/admin/faults', headers: auth('admin'), payload: { store: 'ok' } })).statusCode).toBe(200);
-  for (const deadline = Date.now() + 10_000; ; ) {
-    if (((await a.inject({ method: 'GET', url: '/readyz' })).json() as { queue: { depth: number } }).queue.depth === 0) break;
-    if (Date.now() > deadline) throw new Error('The queue did not drain in time.');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await queueDrained(a);
   const history = (await b.inject({ method: 'GET', url: '/v1/tasks/partitioned/checkpoints', headers: auth() })).json() as { items: { id: string }[] };
   expect(history.items.map((c) => c.id)).toEqual([stored]);
   expect((await a.inject({ method: 'GET', url: `/v1/checkpoints/${promised}`, headers: auth() })).statusCode).toBe(404);

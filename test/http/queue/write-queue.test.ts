@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
-import { auth, buildTestApp, checkpointBody, useTestApp, type TestApp } from '../../support/app.js';
+import { auth, buildTestApp, checkpointBody, queueDrained, useTestApp, type TestApp } from '../../support/app.js';
 import { expectProblem, type Json } from '../../support/problems.js';
 
 const admin = auth('admin');
@@ -21,14 +21,8 @@ function send(t: TestApp, method: 'GET' | 'POST' | 'PATCH', url: string, payload
   return t.app.inject({ method, url, headers: { ...auth(), ...headers }, ...(payload ? { payload } : {}) });
 }
 
-async function drained(t: TestApp): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ready = (await t.app.inject({ method: 'GET', url: '/readyz' })).json() as { queue: { depth: number } };
-    if (ready.queue.depth === 0) return;
-    if (Date.now() > deadline) throw new Error('The queue did not drain in time.');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function drained(t: TestApp): Promise<void> {
+  return queueDrained(t.app);
 }
 
 describe('write queue', () => {
