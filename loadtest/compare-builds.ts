@@ -10,7 +10,8 @@
  *   BENCH_BASELINE=/tmp/before/dist/main.js npm run bench:builds
  *
  * Environment: BENCH_BASELINE (required), BENCH_PAIRED_ROUNDS (default 4),
- * BENCH_SCENARIO (`create`, the default; `get`: reads of 2,000
+ * BENCH_BODIES (`evolving`, the default, or `same`: the bodies of
+ * `bench:http`, the same on both sides), BENCH_SCENARIO (`create`, the default; `get`: reads of 2,000
  * checkpoints created first on each side; `history`: pages of 100 of the
  * history tasks at one connection, as `bench:http` reads them), and the HTTP benchmark's
  * BENCH_SECONDS, BENCH_CONNECTIONS. Prints one line
@@ -25,7 +26,7 @@ import { TempDirs } from './lib/cleanup.js';
 import { TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
 import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
-import { historyTaskId, taskId } from './lib/http-payloads.js';
+import { historyTaskId, taskId, useBodies } from './lib/http-payloads.js';
 import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
 import { BATON_MAIN, runBench, startServer, stopServers } from './lib/servers.js';
 
@@ -33,6 +34,7 @@ const BASELINE = process.env.BENCH_BASELINE ?? '';
 const ROUNDS = Math.max(2, Number(process.env.BENCH_PAIRED_ROUNDS ?? 4));
 const SCENARIO = process.env.BENCH_SCENARIO ?? 'create';
 const dirs = new TempDirs('baton-builds');
+useBodies(process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving');
 
 async function main(): Promise<void> {
   if (!existsSync(BASELINE)) throw new Error('Set BENCH_BASELINE to the dist/main.js of the build to compare with (see the head of this file).');

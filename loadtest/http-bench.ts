@@ -49,6 +49,11 @@
  * count is printed in the tables and beside the p99 ratios.
  *
  * Environment:
+ *   BENCH_BODIES           `evolving` (default): each task's next checkpoint moves on from its
+ *                          last as an agent's does (a step done, a new one in new words, now and
+ *                          then a decision or a file; seeded), the bodies DESIGN §9 judges on;
+ *                          `same`: the same items and decisions in every checkpoint of a task.
+ *                          A run of same-text creates is printed beside either way
  *   BENCH_SECONDS          measured seconds per scenario (default 8)
  *   BENCH_WARMUP_SECONDS   discarded warm-up per scenario (default min(2, BENCH_SECONDS / 4))
  *   BENCH_CONNECTIONS      autocannon connections (default 100)
@@ -96,7 +101,7 @@ import {
   WARMUP_SECONDS,
 } from './lib/http-config.js';
 import { setUpDataSet } from './lib/http-data-set.js';
-import { checkpointBody, taskId } from './lib/http-payloads.js';
+import { checkpointBody, taskId, useBodies, type BodyKind } from './lib/http-payloads.js';
 import { closedTable, closedUnansweredNote, openTable, pct, times, unansweredNote, verdict } from './lib/http-report.js';
 import { closedLoop, getRequests, historyRequests, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
 import { openLoopMeasured, type OpenRun } from './lib/open-loop.js';
@@ -147,6 +152,8 @@ async function paired(plain: Parameters<typeof closedLoop>[0], other: Parameters
   return { rounds: PAIRED_ROUNDS, plain: runs.plain, other: runs.other, plainRate, otherRate, ratio: otherRate / plainRate, plainLoopUs: loopUs(runs.plain), otherLoopUs: loopUs(runs.other) };
 }
 
+const BODIES: BodyKind = process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving';
+
 async function main(): Promise<void> {
   const dataDir = tempDirs.make('data');
   const batonEnv: Record<string, string> = {
@@ -164,9 +171,10 @@ async function main(): Promise<void> {
   // The same body limit as Baton's (fastifyOptions derives it from the checkpoint size limit).
   const bodyLimit = fastifyOptions(loadConfig({ ...process.env, ...batonEnv })).bodyLimit;
   const sampleBytes = Buffer.byteLength(checkpointBody(taskId(0), 0));
+  useBodies(BODIES);
   console.log(
     `http bench: ${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, ` +
-      `${OPEN_TASKS} open tasks, create body ${sampleBytes} B, body limit ${bodyLimit} B, ` +
+      `${OPEN_TASKS} open tasks, ${BODIES} bodies (same-text body ${sampleBytes} B), body limit ${bodyLimit} B, ` +
       `rate limit ${RATE_LIMIT}/min, store ${batonEnv.BATON_STORE}, node ${process.version}, ${cpus().length} CPUs`,
   );
 
@@ -199,7 +207,13 @@ async function main(): Promise<void> {
   const step = (name: string): void => {
     process.stderr.write(`  running ${name}…\n`);
   };
-  step('create');
+  // Every create scenario sends evolving bodies (the targets are judged on them); one run of the same text beside, for reference.
+  step('create, the same text in every checkpoint of a task');
+  useBodies('same');
+  const createSame = await closedLoop(baton, postRequests);
+  rows.push(['create same text', 'baton', createSame]);
+  useBodies(BODIES);
+  step(`create (${BODIES} bodies)`);
   const create = await closedLoop(baton, postRequests);
   rows.push(['create', 'baton', create]);
   sampleMemory();
@@ -297,6 +311,7 @@ async function main(): Promise<void> {
     createP99VsBarePostP99: create.p99Ms / barePost.p99Ms,
     createCpuPerReqVsBarePost: create.cpu.serverUsPerReq / barePost.cpu.serverUsPerReq,
     createRateVsFloor: create.okPerSec / floor.okPerSec,
+    createSameTextRateVsFloor: createSame.okPerSec / floor.okPerSec,
     floorRateVsBarePost: floor.okPerSec / barePost.okPerSec,
     getRateVsBareGet: get.okPerSec / bareGet.okPerSec,
     getP99VsBareGetP99: get.p99Ms / bareGet.p99Ms,
@@ -349,7 +364,8 @@ async function main(): Promise<void> {
     `  floor create rate / bare POST rate  ${pct(ratios.floorRateVsBarePost).padStart(9)}   (the least a durable create costs here: ${fixed(floor.okPerSec, 0)}/s, ` +
       `event loop ${fixed(floor.cpu.eventLoopUsPerReq, 0)} us/req; Baton's create ${fixed(create.cpu.eventLoopUsPerReq, 0)} us/req)`,
   );
-  console.log(`  create rate / floor create rate      ${pct(ratios.createRateVsFloor).padStart(9)}`);
+  console.log(`  create rate / floor create rate      ${pct(ratios.createRateVsFloor).padStart(9)}   target >= 60 % (${BODIES} bodies): ${verdict(ratios.createRateVsFloor >= 0.6)}`);
+  console.log(`  same-text create rate / floor rate  ${pct(ratios.createSameTextRateVsFloor).padStart(9)}   (reference: ${fixed(createSame.okPerSec, 0)}/s)`);
   console.log(`  get rate / bare GET rate            ${pct(ratios.getRateVsBareGet).padStart(9)}`);
   console.log(`  get p99 / bare GET p99              ${times(ratios.getP99VsBareGetP99).padStart(9)}   ${closedUnansweredNote(get, bareGet)}`);
   if (queue) {
@@ -415,7 +431,8 @@ async function main(): Promise<void> {
     setup: { checkpoints: prepared, seconds: round(prepSeconds, 2) },
     fsync,
     store: batonEnv.BATON_STORE,
-    closed: { create, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
+    bodies: BODIES,
+    closed: { create, createSameText: createSame, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
     tracing: { exported, tracedVsOff: round(tracing.ratio, 4), plainRate: tracing.plainRate, tracedRate: tracing.otherRate },
     encryption: { sealedVsPlain: round(sealing.ratio, 4), plainRate: sealing.plainRate, sealedRate: sealing.otherRate, plainLoopUs: sealing.plainLoopUs, sealedLoopUs: sealing.otherLoopUs },
     handoffs,

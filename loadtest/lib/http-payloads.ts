@@ -78,10 +78,138 @@ export function checkpointBody(task: string, n: number): string {
 
 let bodyCounter = 0;
 
+/**
+ * What the create scenarios send (DESIGN §9: the targets are judged on
+ * evolving bodies). `same`: every checkpoint of a task carries the same
+ * items and decisions ({@link checkpointBody}); `evolving`: each task's next
+ * checkpoint moves on from its last as an agent's does ({@link EvolvingBodies}).
+ */
+export type BodyKind = 'same' | 'evolving';
+
+let bodyKind: BodyKind = 'same';
+
+/** The kind of body {@link uniqueCheckpointBody} makes from now on. */
+export function useBodies(kind: BodyKind): void {
+  bodyKind = kind;
+}
+
 /** A checkpoint body never sent before in this run: one counter across setup, closed and open loops. */
 export function uniqueCheckpointBody(task: string): string {
-  return checkpointBody(task, bodyCounter++);
+  return bodyKind === 'evolving' ? evolving.next(task, bodyCounter++) : checkpointBody(task, bodyCounter++);
 }
+
+/**
+ * A small, deterministic pseudo-random generator (mulberry32), so that two
+ * runs, and two builds compared with `bench:builds`, send the same text.
+ */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** About forty words agents use; three in ten written with a number after them (`lease7`). */
+const VOCABULARY = (
+  'lease fence epoch token handoff sweeper replay journal queue store index term shard cursor chain audit hash ' +
+  'record tenant schema migration retry timeout conflict version snapshot commit batch stream event metric trace ' +
+  'prompt agent worker task budget guard cache buffer'
+).split(' ');
+
+interface TaskText {
+  done: { id: string; description: string; files: string[] }[];
+  pending: { id: string; description: string }[];
+  decisions: { decision: string; rationale: string }[];
+  files: string[];
+  step: number;
+}
+
+/**
+ * Bodies as agents write them: a task's next checkpoint moves its first
+ * pending step to done (8 kept), adds a pending step in new words (6 kept),
+ * and now and then (one in four) a decision (4 kept) or a file (4 kept).
+ * Seeded: the same calls give the same bodies.
+ */
+export class EvolvingBodies {
+  private readonly tasks = new Map<string, TaskText>();
+  private readonly random: () => number;
+
+  constructor(seed = 42) {
+    this.random = mulberry32(seed);
+  }
+
+  private word(): string {
+    const word = VOCABULARY[Math.floor(this.random() * VOCABULARY.length)]!;
+    return this.random() < 0.3 ? `${word}${Math.floor(this.random() * 100)}` : word;
+  }
+
+  private sentence(words: number): string {
+    return Array.from({ length: words }, () => this.word()).join(' ');
+  }
+
+  private file(): string {
+    return `src/${this.word()}/${this.word()}.ts`;
+  }
+
+  private textOf(task: string): TaskText {
+    let text = this.tasks.get(task);
+    if (text === undefined) {
+      text = { done: [], pending: [], decisions: [], files: [], step: 0 };
+      for (let i = 0; i < 8; i++) text.done.push({ id: `step-${++text.step}`, description: this.sentence(9), files: [this.file()] });
+      for (let i = 0; i < 6; i++) text.pending.push({ id: `step-${++text.step}`, description: this.sentence(9) });
+      for (let i = 0; i < 4; i++) text.decisions.push({ decision: this.sentence(8), rationale: this.sentence(12) });
+      for (let i = 0; i < 4; i++) text.files.push(this.file());
+      this.tasks.set(task, text);
+    }
+    return text;
+  }
+
+  /** The task's next checkpoint body; `n` numbers it (its run label and counters). */
+  next(task: string, n: number): string {
+    const text = this.textOf(task);
+    const finished = text.pending.shift()!;
+    text.done.push({ ...finished, files: [this.file()] });
+    if (text.done.length > 8) text.done.shift();
+    text.pending.push({ id: `step-${++text.step}`, description: this.sentence(9) });
+    if (this.random() < 0.25) {
+      text.decisions.push({ decision: this.sentence(8), rationale: this.sentence(12) });
+      text.decisions.shift();
+    }
+    if (this.random() < 0.25) {
+      text.files.push(this.file());
+      text.files.shift();
+    }
+    const at = new Date(1_760_000_000_000 + n * 1000).toISOString();
+    return JSON.stringify({
+      taskId: task,
+      agentId: `agent-${n % 64}`,
+      agentType: 'builder',
+      iteration: 1 + (n % 7),
+      executionState: {
+        phase: 'implementing',
+        completedItems: text.done.map((item) => ({ id: item.id, description: item.description, files: { modified: item.files }, at })),
+        pendingItems: text.pending.map((item) => ({ id: item.id, description: item.description })),
+        blockedItems: [],
+        currentFocus: `Run ${n}: ${text.pending[0]!.description}`,
+      },
+      contextSummary: {
+        keyDecisions: text.decisions.map((d) => ({ decision: d.decision, rationale: d.rationale, at, by: 'agent-architect' })),
+        assumptions: ['At most one orchestrator restarts a crashed agent'],
+        constraints: ['Every write stays one transaction'],
+        externalDependencies: [],
+      },
+      metrics: { tokensConsumed: 40_000 + n, toolsInvoked: 17 + (n % 40), filesModified: text.files, contextUtilization: 0.42 },
+      recovery: { lastSuccessfulState: null, continuationPrompt: `Continue with ${text.pending[0]!.id}: ${text.pending[0]!.description}` },
+      labels: { team: 'platform', epic: 'leases', run: n },
+    });
+  }
+}
+
+const evolving = new EvolvingBodies();
 
 export function patchBody(n: number): string {
   return JSON.stringify({ executionState: { currentFocus: `Patch ${n}: fencing check in finalize` }, metrics: { tokensConsumed: 50_000 + n } });
