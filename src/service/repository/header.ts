@@ -24,11 +24,13 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
 
 /**
  * The format this version writes and reads. 2: checkpoint records may be
- * compressed (`compression.ts`); a format-1 tenant is raised to 2 when this
- * version first writes to it, so an earlier release stops writing to it
- * instead of writing beside records it cannot read.
+ * compressed (`compression.ts`). 3: a create's words wait in the full-text
+ * pending list until the indexer merges them (`pending-terms.ts`); a release
+ * that updates the runs inline would misplace them beside it. An earlier
+ * tenant is raised when this version first writes to it, so an earlier
+ * release stops writing to it instead of writing beside what it cannot read.
  */
-export const STORE_FORMAT = 2;
+export const STORE_FORMAT = 3;
 
 export interface StoreHeader {
   format: number;
