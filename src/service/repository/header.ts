@@ -24,11 +24,15 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
 
 /**
  * The format this version writes and reads. 2: checkpoint records may be
- * compressed (`compression.ts`); a format-1 tenant is raised to 2 when this
- * version first writes to it, so an earlier release stops writing to it
- * instead of writing beside records it cannot read.
+ * compressed (`compression.ts`). 3: the tenant's lease and task expiry
+ * entries (`lexp`, `texp`) are bucketed (`expiry-buckets.ts`); an earlier
+ * release neither finds them nor clears them when it renews a lease or
+ * moves a task's expiry, and a stale task expiry entry is found due at
+ * every sweep from then on. An earlier tenant is raised to 3 when this
+ * version first writes to it, so an earlier release stops writing to it;
+ * the entries that release wrote are still read and cleared.
  */
-export const STORE_FORMAT = 2;
+export const STORE_FORMAT = 3;
 
 export interface StoreHeader {
   format: number;
