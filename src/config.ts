@@ -50,6 +50,8 @@ const serverSettings = {
   logLevel: setting('LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   /** `production` refuses fault injection unless `allowFaults`. */
   nodeEnv: setting('NODE_ENV', z.string().default('development')),
+  /** How long a stop may take from SIGTERM (ms): requests in flight finish, then the write queue replays until its journal is empty or this runs out. */
+  shutdownGraceMs: setting('BATON_SHUTDOWN_GRACE_MS', ms(0, 3_600_000).default(25_000)),
 };
 
 /** Who may call: tokens, roles, tenants. */

@@ -1,8 +1,10 @@
 /**
  * Running the service: read the configuration, open the store, the runtime
  * and the app, listen, and close gracefully on SIGINT or SIGTERM, or when the
- * process that started it exits. `main.ts` (`npm start`) and `baton serve`
- * both run `serve`.
+ * process that started it exits: stop listening, let requests in flight
+ * finish, replay the write queue until its journal is empty or the grace
+ * period (`BATON_SHUTDOWN_GRACE_MS`, counted from the signal) ends, then
+ * close. `main.ts` (`npm start`) and `baton serve` both run `serve`.
  *
  * @module
  */
@@ -24,7 +26,7 @@ export function serviceLogger(level: string, destination?: DestinationStream): L
 
 let logger: Logger = serviceLogger('info');
 
-/** How long a shutdown waits for requests in flight before it closes their connections. */
+/** How long a shutdown waits for requests in flight before it closes their connections (at most the grace period). */
 const DRAIN_MS = 10_000;
 
 /** How often the server checks that the process that started it is still there. */
@@ -54,16 +56,20 @@ export async function serve(argv: readonly string[] = process.argv): Promise<voi
   const close = async (reason: string): Promise<void> => {
     if (closing) return;
     closing = true;
+    const signalled = performance.now();
     logger.info({ reason }, 'shutting down');
-    // app.close() lets requests in flight finish, but a keep-alive connection
-    // that goes idle after it began stays open until its timeout: close such
-    // connections as they go idle, and all of them once the drain time is up.
+    // app.close() stops listening and lets requests in flight finish, but a
+    // keep-alive connection that goes idle after it began stays open until
+    // its timeout: close such connections as they go idle, and all of them
+    // once the drain time is up.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-    const deadline = setTimeout(() => app.server.closeAllConnections(), DRAIN_MS);
+    const deadline = setTimeout(() => app.server.closeAllConnections(), Math.min(DRAIN_MS, config.shutdownGraceMs));
     await app.close();
     clearInterval(sweep);
     clearTimeout(deadline);
-    // The replayer finishes the write it is applying before the queue and then the store close.
+    // No request comes in any more: the queued writes replay while the grace period lasts, and what is left stays in the journal.
+    await runtime.drainQueue(Math.max(0, config.shutdownGraceMs - (performance.now() - signalled)));
+    // The replayer has finished the writes it was applying before the queue and then the store close.
     await runtime.close();
     await store.close();
     await stopTracing();

@@ -7,10 +7,13 @@
  * unknown result") applies once. A write the store refuses goes to the
  * dead-letter list; a failure a later try can fix (an outage, a conflict,
  * a commit of unknown outcome) keeps the write queued and stops the replay
- * until the next pass. Stopping finishes the write in progress first.
+ * until the next pass. Stopping finishes the writes in progress first;
+ * draining (a stop while the journal holds writes) replays until the
+ * journal is empty or its time is up, then stops.
  *
  * @module
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceContext } from '../service/context.js';
 import { AppError } from '../errors.js';
 import { deadLetterOf } from '../service/dead-letters.js';
@@ -26,6 +29,12 @@ const BATCH = 256;
 
 export interface Replayer {
   stop(): Promise<void>;
+  /**
+   * Replays, pass after pass, until the queue is empty or `withinMs` has
+   * passed, then stops as {@link stop} does; answers the writes left. What
+   * is left stays in the journal for the next start.
+   */
+  drain(withinMs: number): Promise<number>;
   /** Runs a pass now (tests, and right after a fault is cleared). */
   kick(): Promise<void>;
 }
@@ -114,6 +123,8 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
       await Promise.all(
         [...byKey.values()].map(async (indexes) => {
           for (const index of indexes) {
+            // A stop at the end of a grace period does not wait for the rest of the batch: the journal keeps it.
+            if (stopping) return;
             if (done[index]) continue;
             const record = batch[index]!;
             try {
@@ -165,11 +176,34 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
   const timer = setInterval(() => void run(), intervalMs);
   timer.unref();
   void run();
+  const stop = async (): Promise<void> => {
+    stopping = true;
+    clearInterval(timer);
+    await running;
+  };
+
   return {
-    async stop() {
-      stopping = true;
+    stop,
+    async drain(withinMs) {
       clearInterval(timer);
-      await running;
+      const until = performance.now() + withinMs;
+      // The pass in progress stops at its next write once the time is up.
+      const deadline = setTimeout(() => {
+        stopping = true;
+      }, withinMs);
+      try {
+        while (queue.depth > 0 && !stopping) {
+          await run();
+          const left = until - performance.now();
+          if (queue.depth === 0 || left <= 0) break;
+          // The store is down, or a write waits out a transient failure: the next pass at the usual interval.
+          await sleep(Math.min(intervalMs, left));
+        }
+      } finally {
+        clearTimeout(deadline);
+        await stop();
+      }
+      return queue.depth;
     },
     kick: run,
   };

@@ -66,6 +66,8 @@ export class WriteQueue implements QueuePort {
   private readonly checkpoints = new Map<string, number>();
   /** Checkpoints known only to the queue: a queued create, with the task it belongs to. */
   private readonly taskOfQueued = new Map<string, string>();
+  /** A write was refused as `queue_full` and nothing has left the queue since. */
+  private refusedFull = false;
 
   private constructor(
     private readonly journal: Journal,
@@ -99,6 +101,16 @@ export class WriteQueue implements QueuePort {
     return this.journal.bytes;
   }
 
+  /**
+   * Whether a write sent now can be queued: the journal is under its byte
+   * limit and has not refused a write as full since the replay last made
+   * room. Readiness reports it, so a load balancer keeps sending writes to
+   * an instance whose store is down only while they can be queued.
+   */
+  get accepting(): boolean {
+    return !this.refusedFull && this.journal.bytes < this.maxBytes;
+  }
+
   /** Whether writes to `taskId`, or to `checkpointId`, wait in the queue: a new one must queue behind them. */
   holds(tenant: string, taskId: string | undefined, checkpointId: string | undefined): boolean {
     return (taskId !== undefined && this.tasks.has(scoped(tenant, taskId))) || (checkpointId !== undefined && this.checkpoints.has(scoped(tenant, checkpointId)));
@@ -119,6 +131,7 @@ export class WriteQueue implements QueuePort {
     const records = this.pending.splice(0, count);
     if (records.length === 0) return;
     for (const record of records) this.count(record, -1);
+    this.refusedFull = false;
     // The journal counts applied records itself: only it knows whether an append in flight kept the log from emptying.
     this.journal.markApplied(records.length);
   }
@@ -140,7 +153,10 @@ export class WriteQueue implements QueuePort {
     const answer = this.answer(command);
     const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
     const bytes = this.journal.encode(record);
-    if (this.journal.bytes + bytes.length > this.maxBytes) throw new AppError('queue_full');
+    if (this.journal.bytes + bytes.length > this.maxBytes) {
+      this.refusedFull = true;
+      throw new AppError('queue_full');
+    }
     try {
       await this.journal.appendEncoded(bytes);
     } catch (error) {

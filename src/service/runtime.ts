@@ -59,6 +59,12 @@ export interface Runtime {
   start(): void;
   /** Runs a replay pass now (after a fault is cleared). */
   kickReplay(): Promise<void>;
+  /**
+   * At a stop: replays the queue until its journal is empty or `withinMs`
+   * has passed, and stops the replayer; answers the writes left, which stay
+   * in the journal for the next start. Call before {@link close}.
+   */
+  drainQueue(withinMs: number): Promise<number>;
   /** Stops the background work, finishing what is in progress, and closes the queue. */
   close(): Promise<void>;
 }
@@ -129,6 +135,13 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       stops = [() => replayer?.stop() ?? Promise.resolve(), () => indexer.stop(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
+    async drainQueue(withinMs) {
+      if (queue === undefined || replayer === undefined || queue.depth === 0) return queue?.depth ?? 0;
+      ctx.log.info({ depth: queue.depth, withinMs }, 'stopping with writes queued: replaying until the journal is empty or the grace period ends');
+      const left = await replayer.drain(withinMs);
+      if (left > 0) ctx.log.warn({ depth: left }, 'the shutdown grace period ended with writes queued; the journal keeps them for the next start');
+      return left;
+    },
     async close() {
       await stopRekey(ctx);
       for (const stop of stops) await stop();

@@ -216,13 +216,13 @@ export function tenantKeyspace(tenant: string): Record<SpaceName, Subspace> & { 
  * background task must find across tenants without knowing them.
  */
 export const SYSTEM_SPACES = {
-  /** `(expiresAt, tenant, taskId, leaseId)` → empty; leases by expiry, for the sweeper. */
+  /** `(bucket, expiresAt, tenant, taskId, leaseId)` → empty; leases by expiry, for the sweeper. */
   leaseExpiry: 'lexp',
   /** `(bucket, recordedAt, tenant, operationId)` → empty; operation records by age, for their sweeper. */
   operationExpiry: 'opx',
   /** `(kind, tenant, taskId)` → the job; maintenance passes in progress (a paged purge), resumed by the runner after a crash. */
   maintenance: 'mnt',
-  /** `(expiresAt, tenant, taskId)` → empty; tasks by the time their policy's `expireAfter` runs out, for the retention sweeper. */
+  /** `(bucket, expiresAt, tenant, taskId)` → empty; tasks by the time their policy's `expireAfter` runs out, for the retention sweeper. */
   taskExpiry: 'texp',
   /** `(tenant)` → empty; every tenant that has written, for passes over each tenant's data (event retention). */
   tenants: 'tnt',

@@ -1,8 +1,9 @@
 /**
  * The store header and the journal's validation: what this version did not
  * write is refused in one sentence, never misread. A tenant's first write
- * leaves the header `{ format: STORE_FORMAT, codec: 'msgpack' }` (a format-1 header, written
- * before records were compressed, is raised to 2); a store whose header
+ * leaves the header `{ format: 3, codec: 'msgpack' }` (a format-1 header, written
+ * before records were compressed, and a format-2 one, written before expiry
+ * entries were bucketed, are raised to 3); a store whose header
  * names a newer format takes no write (503 store_format_unsupported); a
  * journal record that is not a command this version knows stops the queue
  * from opening, naming the record.
@@ -19,7 +20,6 @@ import { LmdbStore } from '../../src/store/lmdb.js';
 import { buildApp } from '../../src/app.js';
 import { checkpointBody } from '../support/app.js';
 import { configSchema } from '../../src/config.js';
-import { STORE_FORMAT } from '../../src/service/repository/repository.js';
 
 describe('the store header', () => {
   it('is written by a tenant’s first write, and a newer format is refused without writing', async () => {
@@ -30,21 +30,26 @@ describe('the store header', () => {
     const key = tenantKeyspace('default').meta.pack('format');
     let app = await buildApp({ config, store });
     expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
-    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: STORE_FORMAT, codec: 'msgpack' });
+    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 3, codec: 'msgpack' });
     await app.close();
 
-    // An earlier release wrote format 1: this version reads it and raises it before its first write.
-    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 1, codec: 'msgpack' })));
-    await store.close();
-    store = LmdbStore.open({ path: dir });
-    app = await buildApp({ config, store });
-    expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
-    expect((await app.inject({ method: 'GET', url: '/v1/tasks/t-1/checkpoints', headers })).json()).toMatchObject({ items: [{}, {}] });
-    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: STORE_FORMAT, codec: 'msgpack' });
-    await app.close();
+    // Earlier releases wrote format 1, then 2: this version reads each and raises it before its first write.
+    for (const [format, written] of [
+      [1, 2],
+      [2, 3],
+    ] as const) {
+      await store.transact(async (tx) => tx.set(key, encodeValue({ format, codec: 'msgpack' })));
+      await store.close();
+      store = LmdbStore.open({ path: dir });
+      app = await buildApp({ config, store });
+      expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
+      expect(((await app.inject({ method: 'GET', url: '/v1/tasks/t-1/checkpoints', headers })).json() as { items: unknown[] }).items).toHaveLength(written);
+      expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 3, codec: 'msgpack' });
+      await app.close();
+    }
 
     // A newer Baton wrote this store: this version, started again, must not write to it.
-    await store.transact(async (tx) => tx.set(key, encodeValue({ format: STORE_FORMAT + 1, codec: 'msgpack' })));
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 4, codec: 'msgpack' })));
     await store.close();
     store = LmdbStore.open({ path: dir });
     app = await buildApp({ config, store });
@@ -66,7 +71,7 @@ describe('the store header', () => {
     const app = await buildApp({ config, store });
     expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('running-1') })).statusCode).toBe(201);
     // A newer Baton over the same store (another instance on FoundationDB) raises the format while this one runs.
-    await store.transact(async (tx) => tx.set(key, encodeValue({ format: STORE_FORMAT + 1, codec: 'msgpack' })));
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 4, codec: 'msgpack' })));
     const refused = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('running-1') });
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'store_format_unsupported' });

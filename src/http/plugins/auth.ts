@@ -45,7 +45,7 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 const READ_ROLES: readonly Role[] = ['writer', 'auditor', 'admin'];
 const WRITE_ROLES: readonly Role[] = ['writer', 'admin'];
 const METRICS_ROUTE = '/metrics';
-const PUBLIC_ROUTES = new Set(['/healthz', '/readyz', '/openapi.json', '/docs']);
+const PUBLIC_ROUTES = new Set(['/livez', '/healthz', '/readyz', '/openapi.json', '/docs']);
 /** Tenants become key prefixes and log fields, so they keep to a plain alphabet. */
 const TENANT_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;

@@ -2,12 +2,15 @@
  * Leases by expiry time, across tenants, so one sweep finds every lease that
  * ran out without scanning tasks. An entry is added when a lease is granted
  * or renewed and removed when it is renewed, released, superseded or
- * expired.
+ * expired. Entries are spread over buckets by a hash of the lease id
+ * (`expiry-buckets.ts`); those written before buckets are still found and
+ * removed.
  *
  * @module
  */
 import { systemKeyspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
+import { bucketOf, dueEntries } from './expiry-buckets.js';
 
 const EMPTY = Buffer.alloc(0);
 const spaces = systemKeyspace();
@@ -28,21 +31,21 @@ export class LeaseExpiryRows {
   ) {}
 
   add(lease: { expiresAt: string; taskId: string; id: string }): void {
-    this.tx.set(spaces.leaseExpiry.pack(lease.expiresAt, this.tenant, lease.taskId, lease.id), EMPTY);
+    this.tx.set(spaces.leaseExpiry.pack(bucketOf(lease.id), lease.expiresAt, this.tenant, lease.taskId, lease.id), EMPTY);
   }
 
   remove(lease: { expiresAt: string; taskId: string; id: string }): void {
+    this.tx.clear(spaces.leaseExpiry.pack(bucketOf(lease.id), lease.expiresAt, this.tenant, lease.taskId, lease.id));
+    // A lease granted before entries were bucketed has its entry in the earlier layout.
     this.tx.clear(spaces.leaseExpiry.pack(lease.expiresAt, this.tenant, lease.taskId, lease.id));
   }
 }
 
 /** Up to `limit` leases of any tenant whose expiry is at or before `now`, oldest first. */
 export async function dueLeases(tx: Transaction, now: string, limit: number): Promise<DueLease[]> {
-  const begin = spaces.leaseExpiry.range().begin;
-  const end = spaces.leaseExpiry.range(now).end;
-  const rows = await tx.getRange(begin, end, { limit });
-  return rows.map((row) => {
-    const [expiresAt, tenant, taskId, leaseId] = spaces.leaseExpiry.unpack(row.key) as [string, string, string, string];
+  const entries = await dueEntries(tx, spaces.leaseExpiry, now, limit);
+  return entries.map(({ parts }) => {
+    const [expiresAt, tenant, taskId, leaseId] = parts as [string, string, string, string];
     return { expiresAt, tenant, taskId, leaseId };
   });
 }

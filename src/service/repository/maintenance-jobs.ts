@@ -1,14 +1,17 @@
 /**
  * Maintenance passes in progress, across tenants (`("baton-system", "mnt",
  * kind, tenant, taskId)` → the job), and tasks by the time their policy lets
- * them expire (`("baton-system", "texp", expiresAt, tenant, taskId)`): what
- * the maintenance runner finds without knowing the tenants, and what lets a
- * pass resume after a crash from the state the store holds.
+ * them expire (`("baton-system", "texp", bucket, expiresAt, tenant,
+ * taskId)`, spread over buckets by a hash of the tenant and task:
+ * `expiry-buckets.ts`): what the maintenance runner finds without knowing
+ * the tenants, and what lets a pass resume after a crash from the state the
+ * store holds.
  *
  * @module
  */
 import { MESSAGE_PACK, systemKeyspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
+import { bucketOf, dueEntries } from './expiry-buckets.js';
 
 const spaces = systemKeyspace();
 
@@ -44,8 +47,13 @@ export class JobRows {
   /** Notes when the task may expire; `previous` (the entry made before) goes. */
   expiry(taskId: string, expiresAt: string | undefined, previous: string | undefined): void {
     if (previous === expiresAt) return;
-    if (previous !== undefined) this.tx.clear(spaces.taskExpiry.pack(previous, this.tenant, taskId));
-    if (expiresAt !== undefined) this.tx.set(spaces.taskExpiry.pack(expiresAt, this.tenant, taskId), EMPTY);
+    const bucket = bucketOf(`${this.tenant}\u0000${taskId}`);
+    if (previous !== undefined) {
+      this.tx.clear(spaces.taskExpiry.pack(bucket, previous, this.tenant, taskId));
+      // An entry made before entries were bucketed is in the earlier layout.
+      this.tx.clear(spaces.taskExpiry.pack(previous, this.tenant, taskId));
+    }
+    if (expiresAt !== undefined) this.tx.set(spaces.taskExpiry.pack(bucket, expiresAt, this.tenant, taskId), EMPTY);
   }
 }
 
@@ -58,9 +66,9 @@ export async function pendingJobs(tx: Transaction, limit: number): Promise<Job[]
 
 /** Up to `limit` tasks of any tenant whose expiry is at or before `now`, oldest first. */
 export async function expiredTasks(tx: Transaction, now: string, limit: number): Promise<{ expiresAt: string; tenant: string; taskId: string }[]> {
-  const rows = await tx.getRange(spaces.taskExpiry.range().begin, spaces.taskExpiry.range(now).end, { limit });
-  return rows.map((row) => {
-    const [expiresAt, tenant, taskId] = spaces.taskExpiry.unpack(row.key) as [string, string, string];
+  const entries = await dueEntries(tx, spaces.taskExpiry, now, limit);
+  return entries.map(({ parts }) => {
+    const [expiresAt, tenant, taskId] = parts as [string, string, string];
     return { expiresAt, tenant, taskId };
   });
 }

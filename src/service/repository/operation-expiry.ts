@@ -2,28 +2,19 @@
  * Operation records by age, across tenants, so a sweeper can delete the ones
  * older than the retention window without knowing the tenants. Entries live
  * in the system space `opx`, spread over {@link BUCKETS} buckets by a hash of
- * the operation id: every write records an operation on FoundationDB, and
- * time-ordered keys in one range would all land on the last shard.
+ * the operation id (`expiry-buckets.ts`): every write records an operation
+ * on FoundationDB, and time-ordered keys in one range would all land on the
+ * last shard.
  *
  * @module
  */
 import { keyspaceOf } from './keyspace.js';
 import { systemKeyspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
+import { BUCKETS, bucketOf } from './expiry-buckets.js';
 
 const EMPTY = Buffer.alloc(0);
-const BUCKETS = 16;
 const expiry = systemKeyspace().operationExpiry;
-
-/** FNV-1a: cheap, stable across processes and versions, which is all a bucket needs. */
-function bucketOf(operationId: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < operationId.length; i++) {
-    hash ^= operationId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % BUCKETS;
-}
 
 /** Notes an operation recorded at `recordedAt` (epoch ms) by `tenant`. */
 export function noteOperation(tx: Transaction, tenant: string, operationId: string, recordedAt: number): void {
