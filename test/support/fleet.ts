@@ -71,7 +71,6 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       // Each instance's own LMDB directory is never opened over FoundationDB; its signing key is the fleet's.
       BATON_DATA_DIR: dir,
       BATON_SIGNING_KEY_FILE: join(root, 'signing-key.pem'),
-      LOG_LEVEL: 'warn',
       ...options.env,
       ...(options.envOf?.(index) ?? {}),
       ...extra,
