@@ -1,0 +1,143 @@
+/**
+ * What one create writes: keys and bytes of its transaction, as
+ * FoundationDB counts a commit's size (every mutation's key and value, each
+ * written key once more for its conflict range: `TransactionStats`), and,
+ * since the full-text index moved to a pending list, what the indexer's
+ * merge writes per checkpoint it merges. In process, through the service
+ * (`createCheckpoint`, the create route's command), evolving and same-text
+ * bodies (`http-payloads.ts`), over LMDB in a temp dir or, with
+ * BATON_STORE=fdb and FDB_CLUSTER_FILE, over FoundationDB under a fresh
+ * prefix. Nothing timed.
+ *
+ *   npm run bench:txsize
+ *
+ * A merge runs after every round of one create per task, so each merge
+ * takes one entry of each task: the least a batch saves.
+ *
+ * Environment: BENCH_TXSIZE_CREATES (default 3,000, over 100 tasks).
+ *
+ * @module
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCheckpoint } from '../src/service/checkpoint-writes.js';
+import type { ServiceContext } from '../src/service/context.js';
+import { standaloneContext } from '../src/service/standalone.js';
+import { LmdbStore } from '../src/store/lmdb.js';
+import type { Bytes, Store, Transaction } from '../src/store/store.js';
+import { EvolvingBodies, checkpointBody } from './lib/http-payloads.js';
+import { createCommand } from './lib/scale-load.js';
+
+const CREATES = Number(process.env.BENCH_TXSIZE_CREATES ?? 3_000);
+const TASKS = 100;
+
+interface Tally {
+  transactions: number;
+  keysSet: number;
+  keysCleared: number;
+  bytes: number;
+}
+
+const empty = (): Tally => ({ transactions: 0, keysSet: 0, keysCleared: 0, bytes: 0 });
+
+/** Counts the mutations of each committed write transaction into the tally `current()` names. */
+function counting(store: Store, current: () => Tally): Store {
+  const wrap = (tx: Transaction, count: { set: number; cleared: number }): Transaction =>
+    new Proxy(tx, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (name === 'set' || name === 'setBlind')
+          return (key: Bytes, v: Bytes) => {
+            count.set += 1;
+            return (value as (k: Bytes, v: Bytes) => void).call(target, key, v);
+          };
+        if (name === 'clear' || name === 'clearBlind' || name === 'clearRange' || name === 'clearPrefix')
+          return (...args: unknown[]) => {
+            count.cleared += 1;
+            return (value as (...a: unknown[]) => void).apply(target, args);
+          };
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (name !== 'transact') return Reflect.get(target, name, receiver) as unknown;
+      return async <T>(body: (tx: Transaction) => Promise<T>, options?: { readOnly?: boolean }) => {
+        let last = { set: 0, cleared: 0, bytes: 0 };
+        const result = await target.transact(async (tx: Transaction) => {
+          const count = { set: 0, cleared: 0 };
+          const out = await body(wrap(tx, count));
+          last = { ...count, bytes: tx.stats().bytesWritten };
+          return out;
+        }, options);
+        if (last.set + last.cleared > 0) {
+          const tally = current();
+          tally.transactions += 1;
+          tally.keysSet += last.set;
+          tally.keysCleared += last.cleared;
+          tally.bytes += last.bytes;
+        }
+        return result;
+      };
+    },
+  });
+}
+
+async function openBase(): Promise<{ store: Store; close: () => Promise<void> }> {
+  if (process.env.BATON_STORE === 'fdb') {
+    const { FdbStore } = await import('../src/store/fdb.js');
+    const store = await FdbStore.open({ clusterFile: process.env.FDB_CLUSTER_FILE, prefix: `txsize-${Date.now()}-${process.pid}` });
+    return { store, close: () => store.close() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'baton-txsize-'));
+  const store = LmdbStore.open({ path: dir });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Merges whatever the build leaves pending, if it has an indexer (a build before the pending list has none). */
+async function mergeAll(ctx: ServiceContext): Promise<void> {
+  const indexer = await import('../src/service/indexer/indexer.js').catch(() => undefined);
+  if (indexer === undefined) return;
+  const running = new indexer.Indexer(ctx);
+  await running.pass();
+  await running.stop();
+}
+
+async function measure(kind: 'evolving' | 'same'): Promise<void> {
+  const base = await openBase();
+  let tally = empty();
+  const store = counting(base.store, () => tally);
+  const ctx = standaloneContext(store);
+  const bodies = new EvolvingBodies(7);
+  // Each task's first create is a task's first; measured from the second round on, as a running agent's creates are.
+  for (let i = 0; i < TASKS; i++) await createCheckpoint(ctx, createCommand(ctx, kind === 'evolving' ? bodies.next(`task-${i}`, i) : checkpointBody(`task-${i}`, i)));
+  await mergeAll(ctx);
+  const creates = empty();
+  const merges = empty();
+  // A merge after every round of one create per task: each task's entries merged one at a time, the least a batch saves.
+  for (let i = TASKS; i < CREATES; i++) {
+    const task = `task-${i % TASKS}`;
+    tally = creates;
+    await createCheckpoint(ctx, createCommand(ctx, kind === 'evolving' ? bodies.next(task, i) : checkpointBody(task, i)));
+    if ((i + 1) % TASKS === 0) {
+      tally = merges;
+      await mergeAll(ctx);
+    }
+  }
+  const n = CREATES - TASKS;
+  const per = (t: Tally) => `${(t.keysSet / n).toFixed(1)} set + ${(t.keysCleared / n).toFixed(1)} cleared keys, ${Math.round(t.bytes / n)} bytes`;
+  console.log(`${kind.padEnd(8)} ${process.env.BATON_STORE === 'fdb' ? 'fdb ' : 'lmdb'}  create transaction: ${per(creates)} (${creates.transactions} transactions)`);
+  if (merges.transactions > 0) console.log(`${''.padEnd(14)}merge, per checkpoint: ${per(merges)} (${merges.transactions} merge transactions for ${n} checkpoints)`);
+  await base.close();
+}
+
+await measure('evolving');
+await measure('same');
