@@ -71,7 +71,7 @@ describe.skipIf(!reachable)(reachable ? 'the write queue over FoundationDB' : `t
           const body = JSON.stringify({ taskId, agentId: 'agent-1', executionState: { phase: 'implementing', completedItems: [`step ${i} of the replay`] } });
           const res = await fetch(`${base}/v1/checkpoints`, { method: 'POST', headers: writer, body });
           expect(res.status).toBe(202);
-          const id = ((await res.json()) as { id: string }).id;
+          const id = ((await res.json()) as { checkpoint: { id: string } }).checkpoint.id;
           promised.set(taskId, [...(promised.get(taskId) ?? []), id]);
         }
       }),
