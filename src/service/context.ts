@@ -61,13 +61,6 @@ export interface VaultPort {
   openRecord(payload: Buffer): Buffer;
 }
 
-export interface IndexerPort {
-  /** A create added an entry to the pending list. */
-  poke(): void;
-  /** Resolves when a create may go on (the pending list is within its bound). */
-  admit(): Promise<void>;
-}
-
 export interface ServiceContext {
   store: Store;
   /** The trace this work belongs to (the request's span context, a background pass's); spans below are its children. */
@@ -88,8 +81,6 @@ export interface ServiceContext {
   vault?: VaultPort;
   /** This instance's id among the instances over the store (`fleet/instance.ts`); absent in a tool that is no instance. */
   instanceId?: string;
-  /** Merges the full-text pending list into the index (`indexer/indexer.ts`); absent where nothing merges it (a tool, a unit test). */
-  indexer?: IndexerPort;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** How far instances' clocks may disagree (ms): a lease stays its holder's until this long after its expiry. */

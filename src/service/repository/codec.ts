@@ -39,7 +39,6 @@ const SEALED: Readonly<Record<ValueSpace, boolean>> = {
   terms: false,
   taskTerms: false,
   openTerms: false,
-  pendingTerms: false,
   parents: false,
   audit: true,
   events: true,

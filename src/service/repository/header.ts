@@ -24,14 +24,13 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
 
 /**
  * The format this version writes and reads. 2: checkpoint records may be
- * compressed (`compression.ts`). 3: a create's words wait in the full-text
- * pending list until the indexer merges them (`pending-terms.ts`), which a
- * release that updates the runs inline would misplace; and the lease and
- * task expiry entries (`lexp`, `texp`) are bucketed (`expiry-buckets.ts`),
- * which an earlier release neither finds nor clears (a stale task expiry
- * entry would be found due at every sweep). An earlier tenant is raised to
- * 3 when this version first writes to it, so an earlier release stops
- * writing to it; the expiry entries it wrote are still read and cleared.
+ * compressed (`compression.ts`). 3: the tenant's lease and task expiry
+ * entries (`lexp`, `texp`) are bucketed (`expiry-buckets.ts`); an earlier
+ * release neither finds them nor clears them when it renews a lease or
+ * moves a task's expiry, and a stale task expiry entry is found due at
+ * every sweep from then on. An earlier tenant is raised to 3 when this
+ * version first writes to it, so an earlier release stops writing to it;
+ * the entries that release wrote are still read and cleared.
  */
 export const STORE_FORMAT = 3;
 
