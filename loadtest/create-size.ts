@@ -104,7 +104,9 @@ async function openBase(): Promise<{ store: Store; close: () => Promise<void> }>
 
 /** Merges whatever the build leaves pending, if it has an indexer (a build before the pending list has none). */
 async function mergeAll(ctx: ServiceContext): Promise<void> {
-  const indexer = await import('../src/service/indexer/indexer.js').catch(() => undefined);
+  // Named at run time: a build without the pending list has no such module.
+  const module = '../src/service/indexer/indexer.js';
+  const indexer = (await import(module).catch(() => undefined)) as { Indexer: new (ctx: ServiceContext) => { pass(): Promise<void>; stop(): Promise<void> } } | undefined;
   if (indexer === undefined) return;
   const running = new indexer.Indexer(ctx);
   await running.pass();

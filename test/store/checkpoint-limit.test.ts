@@ -47,7 +47,7 @@ describe('BATON_MAX_CHECKPOINT_BYTES', () => {
       const before = finished.length;
       const patched = await app.inject({ method: 'PATCH', url: `/v1/checkpoints/${id}`, headers: { ...auth(), 'if-match': '"1"' }, payload: { labels: { size: 'largest' } } });
       expect(patched.statusCode).toBe(200);
-      // The update's commit, the largest since: background work (the indexer's merge) may commit beside it.
+      // The update's commit, the largest since: background work may commit beside it.
       const update = finished.slice(before).filter((done) => done.committed).sort((a, b) => b.bytesWritten - a.bytesWritten)[0]!;
       // Both versions, the new one and the revision, in the one transaction.
       expect(update.bytesWritten).toBeGreaterThan(2 * 0.7 * (MAX_CONFIGURABLE_CHECKPOINT_BYTES - 2_000));
