@@ -120,8 +120,8 @@ it('replays the whole journal before it exits when the store answers within the 
 
 it('keeps what the grace period left in the journal, and the next start applies it, each write once', { timeout: 180_000 }, async () => {
   const accepted = await queueWrites({ BATON_SHUTDOWN_GRACE_MS: '4000' });
-  // Slow enough that 25 writes to one task cannot all apply within the grace period.
-  expect((await faults(server!.url, { store: 'slow', latencyMs: 150 })).status).toBe(200);
+  // Slow enough that 25 writes to one task cannot all apply within the grace period (25 x 400 ms = 10 s against 4 s), whatever else the machine runs.
+  expect((await faults(server!.url, { store: 'slow', latencyMs: 400 })).status).toBe(200);
   const stop = await terminate(server!);
   expect(stop.code).toBe(0);
   expect(stop.refusedWhileRunning).toBe(true);
