@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { auth, buildTestApp, checkpointBody, queueDrained, type TestApp } from '../support/app.js';
+import { TEST_STORE } from '../support/store.js';
 
 let current: TestApp | undefined;
 afterEach(async () => {
@@ -44,7 +45,7 @@ describe('/readyz', () => {
     await faults(base, 'unavailable');
     expect(await get(`${base}/readyz`)).toEqual({
       status: 200,
-      body: { status: 'degraded', store: { name: 'lmdb', status: 'unavailable' }, queue: { depth: 0, bytes: 0, oldestAgeSeconds: 0, accepting: true } },
+      body: { status: 'degraded', store: { name: TEST_STORE, status: 'unavailable' }, queue: { depth: 0, bytes: 0, oldestAgeSeconds: 0, accepting: true } },
     });
     expect((await create(base, 'ready-queued')).status).toBe(202);
     expect(await get(`${base}/readyz`)).toMatchObject({ status: 200, body: { status: 'degraded', queue: { depth: 1, accepting: true } } });
@@ -72,7 +73,7 @@ describe('/readyz', () => {
   it('answers 503 while the store is down when the queue is turned off', async () => {
     const { base } = await listening({ queueMaxBytes: 0 });
     await faults(base, 'unavailable');
-    expect(await get(`${base}/readyz`)).toEqual({ status: 503, body: { status: 'unavailable', store: { name: 'lmdb', status: 'unavailable' }, queue: { enabled: false } } });
+    expect(await get(`${base}/readyz`)).toEqual({ status: 503, body: { status: 'unavailable', store: { name: TEST_STORE, status: 'unavailable' }, queue: { enabled: false } } });
   });
 });
 

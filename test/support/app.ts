@@ -32,6 +32,8 @@ export interface TestApp {
   store: Store;
   dir: string;
   config: Config;
+  /** Opens the same data again, on LMDB or FoundationDB as the suite runs (a restart, after `store` was closed). */
+  reopen(): Promise<Store>;
   /** Closes the app and the store, and removes the data directory. */
   close(): Promise<void>;
 }
@@ -44,7 +46,7 @@ export async function buildTestApp(options: { config?: Partial<Config>; app?: Pa
     logLevel: 'silent',
     ...options.config,
   });
-  const { store, destroy } = await openTestStore(dir);
+  const { store, reopen, destroy } = await openTestStore(dir);
   const app = await buildApp({ config, store, eventPollMs: 100, ...options.app });
   await app.ready();
   return {
@@ -52,6 +54,7 @@ export async function buildTestApp(options: { config?: Partial<Config>; app?: Pa
     store,
     dir,
     config,
+    reopen,
     async close() {
       await app.close();
       await destroy();

@@ -11,6 +11,8 @@ import { LmdbStore } from '../../src/store/lmdb.js';
 
 export interface TestStore {
   store: Store;
+  /** Opens the same data again (the directory, or the same key prefix): a restart, after `store` was closed. */
+  reopen(): Promise<Store>;
   /** Closes the store and removes every key it wrote (the directory is the caller's). */
   destroy(): Promise<void>;
 }
@@ -21,7 +23,7 @@ export const TEST_STORE = process.env.BATON_TEST_STORE === 'fdb' ? 'fdb' : 'lmdb
 export async function openTestStore(dir: string, hooks: StoreHooks = {}): Promise<TestStore> {
   if (TEST_STORE === 'lmdb') {
     const store = LmdbStore.open({ path: dir, hooks });
-    return { store, destroy: () => store.close() };
+    return { store, reopen: async () => LmdbStore.open({ path: dir, hooks }), destroy: () => store.close() };
   }
   const clusterFile = process.env.FDB_CLUSTER_FILE;
   if (!clusterFile) throw new Error('BATON_TEST_STORE=fdb runs the suites on FoundationDB and needs FDB_CLUSTER_FILE naming a reachable cluster.');
@@ -30,6 +32,7 @@ export async function openTestStore(dir: string, hooks: StoreHooks = {}): Promis
   const store = await FdbStore.open({ clusterFile, prefix, hooks });
   return {
     store,
+    reopen: () => FdbStore.open({ clusterFile, prefix, hooks }),
     async destroy() {
       await store.close();
       const root = await FdbStore.open({ clusterFile, prefix: '' });

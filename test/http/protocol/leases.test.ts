@@ -6,7 +6,6 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
-import { LmdbStore } from '../../../src/store/lmdb.js';
 import { buildTestApp, useTestApp } from '../../support/app.js';
 import { expectProblem, type Json } from '../../support/problems.js';
 import { call, create, epoch, eventTypes, ok, until } from './helpers.js';
@@ -90,9 +89,10 @@ it('announces a lease that expired while the service was down, once, after it re
   await first.store.close();
   await new Promise((resolve) => setTimeout(resolve, 150));
 
-  const store = LmdbStore.open({ path: dir });
+  // The same store again, on LMDB or FoundationDB as the suite runs.
+  const store = await first.reopen();
   const app = await buildApp({ config: { ...config, leaseSweepMs: 20 }, store });
-  const again = { app, store, dir, config, close: async () => undefined };
+  const again = { app, store, dir, config, reopen: first.reopen, close: async () => undefined };
   try {
     await until(async () => (await eventTypes(again, 't-restart')).includes('LEASE_EXPIRED'));
     await new Promise((resolve) => setTimeout(resolve, 150));
