@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatonClient } from '../../../src/client/index.js';
 import { BatonSaver } from '../../../src/langgraph/index.js';
 import { work } from '../../client/support/server.js';
+import { TEST_STORE } from '../../support/store.js';
 import { auth, buildTestApp, TOKENS, type TestApp } from '../../support/app.js';
 
 const CONFLICT_RATE = 0.3;
@@ -130,7 +131,8 @@ describe.each(['off', 'on'] as const)('three in ten commits conflicting, task la
     const injectedAfter = await injectedConflicts();
     expect(injectedBefore).toBeGreaterThanOrEqual(30);
     expect(retried).toBeGreaterThanOrEqual(injectedBefore);
-    expect(retried).toBeLessThanOrEqual(injectedAfter);
+    // LMDB never conflicts by itself, so every retry there was an injected conflict; on FoundationDB the writers of one task also conflict for real.
+    if (TEST_STORE === 'lmdb') expect(retried).toBeLessThanOrEqual(injectedAfter);
     expect(committed).toBeGreaterThan(0);
     expect(await counter('store_contention_total', 'outcome="gave_up"')).toBe(0);
     expect(await served503()).toBe(0);

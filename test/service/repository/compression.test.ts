@@ -13,8 +13,12 @@ import { auth, checkpointBody, useTestApp } from '../../support/app.js';
 
 describe('compress and decompress', () => {
   it('give back every value byte for byte', () => {
+    // What is compressed is MessagePack or a sealed value, neither of which starts 0xC1 0x00, the mark of a compressed one (`compression.ts`).
+    const value = fc
+      .oneof(fc.uint8Array({ maxLength: 4096 }), fc.string({ maxLength: 3000 }).map((text) => new TextEncoder().encode(text.repeat(3))))
+      .filter((array) => !(array[0] === 0xc1 && array[1] === 0x00));
     fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 4096 }), fc.string({ maxLength: 3000 }).map((text) => new TextEncoder().encode(text.repeat(3)))), (array) => {
+      fc.property(value, (array) => {
         const bytes = Buffer.from(array);
         const packed = compress(bytes);
         expect(packed.length).toBeLessThanOrEqual(bytes.length);
