@@ -7,53 +7,19 @@
  * replaced. Before the rekey (the control) the files do hold them.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { configSchema } from '../../../src/config.js';
-import { LmdbStore } from '../../../src/store/lmdb.js';
-import { auth, checkpointBody, TOKENS } from '../../support/app.js';
+import { expect, it } from 'vitest';
+import { useKeyedApp } from '../../support/keyed-app.js';
+import { auth, checkpointBody } from '../../support/app.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-enable-disk-'));
-const dataDir = join(dir, 'data');
-const keyFile = join(dir, 'keys');
-let open: { app: FastifyInstance; store: LmdbStore } | undefined;
-
-afterEach(async () => {
-  await open?.app.close();
-  await open?.store.close();
-  open = undefined;
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
+const keyed = useKeyedApp('baton-enable-disk-');
+const { dataDir, keyFile } = keyed;
 /** One word per place a checkpoint carries a tenant's text. */
 const WORDS = ['plainquokka', 'plainmarmot', 'plainlabelyak', 'plainpathgecko', 'plainagentlynx', 'plainpromptemu'];
 
-async function start(withKeys: boolean): Promise<FastifyInstance> {
-  const config = configSchema.parse({
-    dataDir,
-    tokens: `writer:${TOKENS.writer},admin:${TOKENS.admin}`,
-    logLevel: 'silent',
-    ...(withKeys ? { encryptionKeyFile: keyFile } : {}),
-  });
-  const store = LmdbStore.open({ path: dataDir });
-  try {
-    const app = await buildApp({ config, store });
-    open = { app, store };
-    return app;
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-}
-
 async function stop(): Promise<void> {
-  await open!.app.close();
-  await open!.store.close();
-  open = undefined;
+  await keyed.stop();
 }
 
 /** The words found in any file under the data directory, with the file. */
@@ -85,7 +51,7 @@ function body(taskId: string, n: number): Record<string, unknown> {
 }
 
 it('leaves no plaintext of the values written before encryption in any file once rekey is done', { timeout: 120_000 }, async () => {
-  let app = await start(false);
+  let app = await keyed.start({ withKeys: false });
   let id = '';
   for (let n = 0; n < 3; n++) {
     const made = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: body('plain-task', n) });
@@ -105,7 +71,7 @@ it('leaves no plaintext of the values written before encryption in any file once
   expect(plaintextOnDisk().join('\n')).toContain(WORDS[0]);
 
   writeFileSync(keyFile, `k1:${randomBytes(32).toString('base64')}\n`);
-  app = await start(true);
+  app = await keyed.start();
   expect((await app.inject({ method: 'POST', url: '/v1/admin/rekey', headers: auth('admin'), payload: {} })).statusCode).toBe(202);
   let status: { state: string } = { state: 'running' };
   while (status.state === 'running') {

@@ -6,60 +6,27 @@
  * naming the key. Without encryption, rekey is 409 with a sentence.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { configSchema } from '../../../src/config.js';
-import { LmdbStore } from '../../../src/store/lmdb.js';
-import { auth, checkpointBody, TOKENS } from '../../support/app.js';
+import { expect, it } from 'vitest';
+import { useKeyedApp } from '../../support/keyed-app.js';
+import { auth, checkpointBody } from '../../support/app.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-enable-'));
-const keyFile = join(dir, 'keys');
-let open: { app: FastifyInstance; store: LmdbStore } | undefined;
-
-afterEach(async () => {
-  await open?.app.close();
-  await open?.store.close();
-  open = undefined;
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function start(withKeys: boolean): Promise<FastifyInstance> {
-  const config = configSchema.parse({
-    dataDir: join(dir, 'data'),
-    tokens: `writer:${TOKENS.writer},admin:${TOKENS.admin}`,
-    logLevel: 'silent',
-    ...(withKeys ? { encryptionKeyFile: keyFile } : {}),
-  });
-  const store = LmdbStore.open({ path: config.dataDir });
-  try {
-    const app = await buildApp({ config, store });
-    open = { app, store };
-    return app;
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-}
-
+const keyed = useKeyedApp('baton-enable-');
+const { keyFile } = keyed;
 const create = (app: FastifyInstance, taskId: string, word: string) =>
   app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody(taskId, { executionState: { phase: 'implementing', completedItems: [`wrote the ${word}`] } }) });
 const search = async (app: FastifyInstance, q: string) =>
   ((await app.inject({ method: 'GET', url: `/v1/checkpoints?q=${q}`, headers: auth() })).json().items as { taskId: string }[]).map((c) => c.taskId).sort();
 
 it('seals a plain store’s values and blinds its index on rekey, keeping everything readable and found', { timeout: 60_000 }, async () => {
-  let app = await start(false);
+  let app = await keyed.start({ withKeys: false });
   expect((await app.inject({ method: 'POST', url: '/v1/admin/rekey', headers: auth('admin'), payload: {} })).json()).toMatchObject({ status: 409, code: 'encryption_not_configured' });
   const old = (await create(app, 'plain-task', 'gazetteer')).json();
-  await app.close();
-  await open!.store.close();
-  open = undefined;
+  await keyed.stop();
 
   writeFileSync(keyFile, `k1:${randomBytes(32).toString('base64')}\n`);
-  app = await start(true);
+  app = await keyed.start();
   expect((await app.inject({ method: 'GET', url: `/v1/checkpoints/${old.id}`, headers: auth() })).statusCode).toBe(200);
   expect((await create(app, 'sealed-task', 'gazetteer')).statusCode).toBe(201);
   // Before the pass, the old checkpoint's index keys are plain: only the new one is found.
@@ -74,9 +41,7 @@ it('seals a plain store’s values and blinds its index on rekey, keeping everyt
   expect(status.resealed).toBeGreaterThan(3);
   expect(await search(app, 'gazetteer')).toEqual(['plain-task', 'sealed-task']);
   expect((await app.inject({ method: 'GET', url: `/v1/tasks/plain-task/audit/verify`, headers: auth('admin') })).json()).toMatchObject({ ok: true });
-  await app.close();
-  await open!.store.close();
-  open = undefined;
+  await keyed.stop();
 
-  await expect(start(false)).rejects.toThrow(/sealed with encryption key "k1"; set BATON_ENCRYPTION_KEY_FILE/);
+  await expect(keyed.start({ withKeys: false })).rejects.toThrow(/sealed with encryption key "k1"; set BATON_ENCRYPTION_KEY_FILE/);
 });

@@ -6,45 +6,16 @@
  * nothing was ever sealed with.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { configSchema } from '../../../src/config.js';
+import { writeFileSync } from 'node:fs';
+import { expect, it } from 'vitest';
 import { LmdbStore } from '../../../src/store/lmdb.js';
-import { auth, checkpointBody, TOKENS } from '../../support/app.js';
+import { useKeyedApp } from '../../support/keyed-app.js';
+import { auth, checkpointBody } from '../../support/app.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-refused-'));
-const keyFile = join(dir, 'keys');
-const dataDir = join(dir, 'data');
-let open: { app: FastifyInstance; store: LmdbStore } | undefined;
-
-afterEach(async () => {
-  await open?.app.close();
-  await open?.store.close();
-  open = undefined;
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function start(): Promise<FastifyInstance> {
-  const config = configSchema.parse({ dataDir, tokens: `writer:${TOKENS.writer}`, logLevel: 'silent', encryptionKeyFile: keyFile });
-  const store = LmdbStore.open({ path: dataDir });
-  try {
-    const app = await buildApp({ config, store });
-    open = { app, store };
-    return app;
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-}
-
+const keyed = useKeyedApp('baton-refused-');
+const { dataDir, keyFile } = keyed;
 async function stop(): Promise<void> {
-  await open!.app.close();
-  await open!.store.close();
-  open = undefined;
+  await keyed.stop();
 }
 
 /** Every row of the store, keys and values as hex: what a refused start must not change. */
@@ -61,17 +32,17 @@ async function everyRow(): Promise<string[]> {
 it('leaves the store unchanged when a key file lacks a used key, so the right key file starts again', { timeout: 60_000 }, async () => {
   const k2 = `k2:${randomBytes(32).toString('base64')}\n`;
   writeFileSync(keyFile, k2);
-  const app = await start();
+  const app = await keyed.start();
   const made = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: checkpointBody('sealed-task') });
   expect(made.statusCode).toBe(201);
   await stop();
   const before = await everyRow();
 
   writeFileSync(keyFile, `k9:${randomBytes(32).toString('base64')}\n`);
-  await expect(start()).rejects.toThrow(/sealed with encryption key "k2", which .* does not have/);
+  await expect(keyed.start()).rejects.toThrow(/sealed with encryption key "k2", which .* does not have/);
   expect(await everyRow()).toEqual(before);
 
   writeFileSync(keyFile, k2);
-  const again = await start();
+  const again = await keyed.start();
   expect((await again.inject({ method: 'GET', url: `/v1/checkpoints/${made.json().id as string}`, headers: auth() })).statusCode).toBe(200);
 });

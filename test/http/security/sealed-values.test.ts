@@ -10,43 +10,21 @@
  * has left the key file the earlier versions (revisions) still read.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { configSchema } from '../../../src/config.js';
+import { expect, it } from 'vitest';
 import { Keyring, sealedKeyId } from '../../../src/crypto/keyring.js';
 import { codecsFor, decodePlain, SEALED_SPACES } from '../../../src/service/repository/codec.js';
 import { tenantKeyspace, type SpaceName } from '../../../src/store/keyspace.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
-import { auth, checkpointBody, TOKENS } from '../../support/app.js';
+import { useKeyedApp } from '../../support/keyed-app.js';
+import { auth, checkpointBody } from '../../support/app.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'baton-sealed-values-'));
-const dataDir = join(dir, 'data');
-const keyFile = join(dir, 'keys');
-let open: { app: FastifyInstance; store: LmdbStore } | undefined;
-
-afterEach(async () => {
-  await open?.app.close();
-  await open?.store.close();
-  open = undefined;
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function start(): Promise<FastifyInstance> {
-  const config = configSchema.parse({ dataDir, tokens: `writer:${TOKENS.writer},admin:${TOKENS.admin}`, logLevel: 'silent', encryptionKeyFile: keyFile });
-  const store = LmdbStore.open({ path: dataDir });
-  const app = await buildApp({ config, store });
-  open = { app, store };
-  return app;
-}
-
+const keyed = useKeyedApp('baton-sealed-values-');
+const { dir, dataDir, keyFile } = keyed;
 async function stop(): Promise<void> {
-  await open!.app.close();
-  await open!.store.close();
-  open = undefined;
+  await keyed.stop();
 }
 
 /** The spaces whose values are records split over numbered chunks (`writeRecord`): their associated data is the key without the chunk. */
@@ -114,7 +92,7 @@ const k2 = `k2:${randomBytes(32).toString('base64')}`;
 
 it('seals every stored value of every sealed space, revisions included, and reads revisions after the old key is retired', { timeout: 120_000 }, async () => {
   writeFileSync(keyFile, `${k1}\n`);
-  const app = await start();
+  const app = await keyed.start();
   const inject = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, headers: Record<string, string> = {}) =>
     app.inject({ method, url, headers: { ...auth(), ...headers }, ...(payload ? { payload } : {}) });
   const made = await inject('POST', '/v1/checkpoints', checkpointBody('sealed-task', { executionState: { phase: 'implementing', completedItems: ['first version'] } }), { 'idempotency-key': 'create-once' });
@@ -140,7 +118,7 @@ it('seals every stored value of every sealed space, revisions included, and read
 
   // Rotation: k2 is added, rekey re-seals every value with it and retires k1.
   writeFileSync(keyFile, `${k1}\n${k2}\n`);
-  expect(await rekey(await start())).toMatchObject({ state: 'done', retired: ['k1'] });
+  expect(await rekey(await keyed.start())).toMatchObject({ state: 'done', retired: ['k1'] });
   await stop();
   const resealed = await everySealedValue(`${k2}\n`);
   expect(resealed.keyIds).toEqual(new Set(['k2']));
@@ -148,7 +126,7 @@ it('seals every stored value of every sealed space, revisions included, and read
 
   // k1 has left the key file: every earlier version still reads, and verifies.
   writeFileSync(keyFile, `${k2}\n`);
-  const after = await start();
+  const after = await keyed.start();
   const revisions = await after.inject({ method: 'GET', url: `/v1/checkpoints/${id}/revisions`, headers: auth() });
   expect(revisions.statusCode).toBe(200);
   const items = revisions.json().items as { version: number; verified: boolean }[];
