@@ -67,7 +67,8 @@
  *   BENCH_CPU_PROF_DIR     run Baton with --cpu-prof, writing the profile there
  *   BATON_STORE, FDB_CLUSTER_FILE  the store Baton runs on (default LMDB in a temp
  *                          dir); on FoundationDB each run keys everything under a
- *                          fresh BATON_FDB_PREFIX. The floor route stays on LMDB.
+ *                          fresh BATON_FDB_PREFIX (each further Baton its own).
+ *                          The floor route stays on LMDB.
  *
  * Prints aligned tables and, last, one line `RESULT {json}` with every figure.
  * Nothing here asserts on time. Children are stopped and temp dirs removed at
@@ -168,6 +169,15 @@ async function main(): Promise<void> {
     // Runs on one cluster never see each other's keys.
     ...(process.env.BATON_STORE === 'fdb' ? { BATON_FDB_PREFIX: `bench-${Date.now()}-${process.pid}` } : {}),
   };
+  /**
+   * A store of its own for each further Baton (twin, traced, sealed): a data directory, and on FoundationDB a
+   * prefix of its own. Sharing the first Baton's keys would make them one fleet, and the sealed one's values,
+   * sealed with a key the others lack, would be unreadable to them (their queued writes would wait for it).
+   */
+  const ownStore = (name: string): Record<string, string> => ({
+    BATON_DATA_DIR: tempDirs.make(name),
+    ...(batonEnv.BATON_FDB_PREFIX !== undefined ? { BATON_FDB_PREFIX: `${batonEnv.BATON_FDB_PREFIX}-${name}` } : {}),
+  });
   // The same body limit as Baton's (fastifyOptions derives it from the checkpoint size limit).
   const bodyLimit = fastifyOptions(loadConfig({ ...process.env, ...batonEnv })).bodyLimit;
   const sampleBytes = Buffer.byteLength(checkpointBody(taskId(0), 0));
@@ -255,13 +265,13 @@ async function main(): Promise<void> {
   sampleMemory();
   // Tracing and encryption are each compared with a twin of the plain Baton started beside them, in alternating
   // runs (plain, other, plain, other): this VM's speed drifts within a run, and both sides must see the same drift.
-  const twin = await startServer('baton-twin', BATON_MAIN, { ...batonEnv, BATON_DATA_DIR: tempDirs.make('twin') }, '/readyz');
+  const twin = await startServer('baton-twin', BATON_MAIN, { ...batonEnv, ...ownStore('twin') }, '/readyz');
   step('create with tracing on (every span exported over OTLP/HTTP to a local receiver), alternating with a plain twin');
   const sink = await startOtlpSink();
   const traced = await startServer(
     'baton-traced',
     BATON_MAIN,
-    { ...batonEnv, BATON_DATA_DIR: tempDirs.make('traced'), OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'baton-bench' },
+    { ...batonEnv, ...ownStore('traced'), OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'baton-bench' },
     '/readyz',
   );
   const tracing = await paired(twin, traced);
@@ -273,7 +283,7 @@ async function main(): Promise<void> {
   step('create with encryption at rest (every value sealed, index words blinded), alternating with the plain twin');
   const keyDir = tempDirs.make('keys');
   writeFileSync(join(keyDir, 'keys'), `bench:${randomBytes(32).toString('base64')}\n`);
-  const sealed = await startServer('baton-sealed', BATON_MAIN, { ...batonEnv, BATON_DATA_DIR: tempDirs.make('sealed'), BATON_ENCRYPTION_KEY_FILE: join(keyDir, 'keys') }, '/readyz');
+  const sealed = await startServer('baton-sealed', BATON_MAIN, { ...batonEnv, ...ownStore('sealed'), BATON_ENCRYPTION_KEY_FILE: join(keyDir, 'keys') }, '/readyz');
   const sealing = await paired(twin, sealed);
   const createSealed = sealing.other.at(-1)!;
   rows.push(['create sealed', 'baton', createSealed]);

@@ -6,8 +6,9 @@
  * effect, so that a replay after a crash (or after FoundationDB's "commit
  * unknown result") applies once. A write the store refuses goes to the
  * dead-letter list; a failure a later try can fix (an outage, a conflict,
- * a commit of unknown outcome) keeps the write queued and stops the replay
- * until the next pass. Stopping finishes the writes in progress first;
+ * a commit of unknown outcome, a value sealed with a key this instance lacks)
+ * keeps the write queued and stops the replay until the next pass. A write
+ * running longer than {@link STUCK_MS} is named in a warning. Stopping finishes the writes in progress first;
  * draining (a stop while the journal holds writes) replays until the
  * journal is empty or its time is up, then stops.
  *
@@ -23,6 +24,9 @@ import { inSpan } from '../telemetry/tracing.js';
 import { storeCause } from '../service/transactions.js';
 import type { StoreErrorCode } from '../store/store.js';
 import type { QueuedRecord, WriteQueue } from './write-queue.js';
+
+/** A replayed write running longer than this is named in a warning (a transaction's own deadline is 5 s). */
+const STUCK_MS = 30_000;
 
 /** Writes replayed together; the journal records them as applied together. */
 const BATCH = 256;
@@ -53,6 +57,24 @@ export function transientCause(error: unknown): StoreErrorCode | undefined {
 }
 
 const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown', 'not_configured']);
+
+/**
+ * Why `error` leaves its write queued for a later pass, or undefined when
+ * no later try can change the outcome. Besides the store's transient
+ * failures, a value sealed with an encryption key this instance lacks
+ * (another instance of the fleet has it): adding the key's line to the key
+ * file and restarting applies the write, so dropping it to the dead letters
+ * would lose a write one configuration line away from applying.
+ */
+export function waitCause(error: unknown): { code: string; keyId?: string } | undefined {
+  const code = transientCause(error);
+  if (code !== undefined) return { code };
+  if (error instanceof AppError && error.code === 'encryption_key_missing') {
+    const keyId = error.extra?.keyId;
+    return { code: error.code, ...(typeof keyId === 'string' ? { keyId } : {}) };
+  }
+  return undefined;
+}
 
 /** A queued write's operation, as {@link startReplayer} remembers it settled: operation ids are each tenant's own. */
 function settledKey(record: QueuedRecord): string {
@@ -92,6 +114,22 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
    * operation records tell.
    */
   const settled = new Set<string>();
+  /** The writes being applied now, and since when: a pass that never settles names the write it waits on. */
+  const inFlight = new Map<QueuedRecord, number>();
+  let lastWatch = 0;
+  const watch = (): void => {
+    const now = performance.now();
+    if (!running || now - lastWatch < STUCK_MS) return;
+    let oldest: [QueuedRecord, number] | undefined;
+    for (const entry of inFlight) if (oldest === undefined || entry[1] < oldest[1]) oldest = entry;
+    if (oldest === undefined || now - oldest[1] < STUCK_MS) return;
+    lastWatch = now;
+    const [record, since] = oldest;
+    ctx.log.warn(
+      { operationId: record.command.operationId, kind: record.command.kind, inFlight: inFlight.size, seconds: Math.round((now - since) / 1000), depth: queue.depth },
+      'write queue replay: a write has been in progress for a long time',
+    );
+  };
 
   const report = (): void => {
     ctx.metrics.queueDepth.set(queue.depth);
@@ -119,7 +157,7 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
         byKey.set(key, [...(byKey.get(key) ?? []), index]);
       }
       const done = batch.map((record) => settled.has(settledKey(record)));
-      let failed: StoreErrorCode | undefined;
+      let failed: ReturnType<typeof waitCause>;
       await Promise.all(
         [...byKey.values()].map(async (indexes) => {
           for (const index of indexes) {
@@ -127,6 +165,7 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
             if (stopping) return;
             if (done[index]) continue;
             const record = batch[index]!;
+            inFlight.set(record, performance.now());
             try {
               if (await outlived(ctx, record, retention)) {
                 const detail = `The write waited in the queue since ${record.enqueuedAt}, longer than the operation retention, so whether it already applied can no longer be told; it was not applied again.`;
@@ -135,13 +174,15 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
                 await inSpan('baton.queue.replay', { 'baton.command': record.command.kind, 'baton.operation.id': record.command.operationId }, (traceContext) => execute({ ...ctx, traceContext }, { ...record.command, fromQueue: true }));
               }
             } catch (error) {
-              const transient = transientCause(error);
+              const wait = waitCause(error);
               // The task's later writes wait for this one; other tasks go on.
-              if (transient !== undefined) {
-                failed ??= transient;
+              if (wait !== undefined) {
+                failed ??= wait;
                 return;
               }
               await execute(ctx, deadLetterOf(ctx, record, error));
+            } finally {
+              inFlight.delete(record);
             }
             done[index] = true;
             settled.add(settledKey(record));
@@ -157,7 +198,14 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
         report();
       }
       if (failed) {
-        ctx.log.warn({ code: failed, depth: queue.depth }, 'write queue replay paused by a transient store failure; retrying at the next pass');
+        if (failed.keyId !== undefined) {
+          ctx.log.warn(
+            { code: failed.code, keyId: failed.keyId, depth: queue.depth },
+            `write queue replay waits: a queued write needs encryption key "${failed.keyId}", which this instance's key file lacks; add its line to BATON_ENCRYPTION_KEY_FILE and restart`,
+          );
+        } else {
+          ctx.log.warn({ code: failed.code, depth: queue.depth }, 'write queue replay paused by a transient store failure; retrying at the next pass');
+        }
         break;
       }
     }
@@ -173,7 +221,10 @@ export function startReplayer(ctx: ServiceContext, queue: WriteQueue, settings: 
     return running;
   };
 
-  const timer = setInterval(() => void run(), intervalMs);
+  const timer = setInterval(() => {
+    watch();
+    void run();
+  }, intervalMs);
   timer.unref();
   void run();
   const stop = async (): Promise<void> => {
