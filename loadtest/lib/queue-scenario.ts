@@ -11,6 +11,7 @@
 import { ADMIN_TOKEN } from './http-config.js';
 import { closedLoop, postRequests, type ClosedFigures } from './http-scenarios.js';
 import type { Server } from './servers.js';
+import { memoryOf } from './proc.js';
 import { round } from './stats.js';
 
 export interface QueueFigures {
@@ -20,6 +21,8 @@ export interface QueueFigures {
   /** How long the replay took to apply them, and at what rate. */
   drainSeconds: number;
   drainPerSec: number;
+  /** The server's highest resident memory sampled while the queue filled and drained (MB). */
+  peakRssMB: number;
 }
 
 async function faults(server: Server, store: 'ok' | 'unavailable'): Promise<void> {
@@ -44,9 +47,19 @@ export async function queueScenario(server: Server): Promise<QueueFigures> {
   } finally {
     await faults(server, 'ok');
   }
+  let peakRssMB = 0;
+  const sample = (): void => {
+    const memory = server.child.pid === undefined ? undefined : memoryOf(server.child.pid);
+    if (memory) peakRssMB = Math.max(peakRssMB, memory.peakRssMB, memory.rssMB);
+  };
+  sample();
   const waiting = await depth(server);
   const started = performance.now();
-  while ((await depth(server)) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  while ((await depth(server)) > 0) {
+    sample();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  sample();
   const drainSeconds = (performance.now() - started) / 1000;
-  return { queued, depth: waiting, drainSeconds: round(drainSeconds, 2), drainPerSec: round(waiting / Math.max(drainSeconds, 0.001), 1) };
+  return { queued, depth: waiting, drainSeconds: round(drainSeconds, 2), drainPerSec: round(waiting / Math.max(drainSeconds, 0.001), 1), peakRssMB: round(peakRssMB, 1) };
 }
