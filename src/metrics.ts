@@ -64,6 +64,12 @@ export function createMetrics() {
       labelNames: ['code'] as const,
       registers,
     }),
+    storeTransactions: new Counter({
+      name: 'store_transactions_total',
+      help: 'Store transactions run by the service (requests, streams, sweepers and the queue alike), each retry counted, by mode: read (a read-only snapshot) or write.',
+      labelNames: ['mode'] as const,
+      registers,
+    }),
     storeContention: new Counter({
       name: 'store_contention_total',
       help: 'Transactions that met a conflict (contention on one task), by outcome: committed after retrying, or gave_up at the deadline.',

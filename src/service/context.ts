@@ -32,10 +32,12 @@ export interface IntegrityReporter {
   report(ctx: ServiceContext, actor: Actor, found: readonly Corruption[]): Promise<void>;
 }
 
-/** Wakes live event streams after a commit; `EventNotifier` in events.ts is the one implementation. */
+/** Wakes live event streams after a commit; `EventNotifier` in fleet/event-feed.ts is the one implementation. */
 export interface CommitNotifier {
+  /** A commit of this process wrote events of `tenant`. */
   notify(tenant: string): void;
-  subscribe(listener: (tenant: string) => void): () => void;
+  /** Calls `listener` after each commit, of any instance, that may have written events of `tenant`. */
+  subscribe(tenant: string, listener: () => void): () => void;
 }
 
 /**

@@ -77,6 +77,7 @@ export async function recordDeadLetter(ctx: ServiceContext, command: DeadLetterW
       if ((await repo.deadLetters.get(letter.id)) !== undefined) return false;
       await repo.deadLetters.put(letter);
       repo.events.append([cloudEvent(ctx, tenant, '', { type: 'WRITE_DEAD_LETTERED', subject: letter.id, data }, command.at)]);
+      if (ctx.store.watch !== undefined) repo.events.tick();
       return true;
     });
     ctx.notifier.notify(tenant);

@@ -1,35 +1,15 @@
 /**
  * Reading the event outbox: a page after a cursor, or a live feed that waits
- * for new events and never repeats or skips one; and the notifier that wakes
- * live feeds after a commit. Events are written by the task transaction.
+ * for new events and never repeats or skips one. Events are written by the
+ * task transaction; `fleet/event-feed.ts` wakes live feeds after commits.
  *
  * @module
  */
-import { EventEmitter } from 'node:events';
 import type { Actor } from '../domain/commands.js';
 import type { StoredEvent } from '../domain/events.js';
 import { AppError } from '../errors.js';
-import { snapshot, type CommitNotifier, type ServiceContext } from './context.js';
+import { snapshot, type ServiceContext } from './context.js';
 import type { Repository } from './repository/repository.js';
-
-/** Wakes live event streams after a commit that wrote events, in this process. */
-export class EventNotifier implements CommitNotifier {
-  private readonly emitter = new EventEmitter();
-
-  constructor() {
-    // Every open stream listens; there is no fixed bound on them.
-    this.emitter.setMaxListeners(0);
-  }
-
-  notify(tenant: string): void {
-    this.emitter.emit('events', tenant);
-  }
-
-  subscribe(listener: (tenant: string) => void): () => void {
-    this.emitter.on('events', listener);
-    return () => this.emitter.off('events', listener);
-  }
-}
 
 const CURSOR = /^[0-9a-f]{24}$/;
 
@@ -108,23 +88,23 @@ export function presentCursor(ctx: ServiceContext, actor: Actor): Promise<string
 
 /**
  * Yields events after `after` (from the beginning when absent) as they are
- * committed, until `signal` aborts. Wakes on this process's commits and
- * polls, so events written by another instance arrive too.
+ * committed, until `signal` aborts. Woken by the notifier after any
+ * instance's commit; polls only when `pollMs` is given (tests that run two
+ * services over one store object in one process, each with a notifier).
  */
 export async function* liveEvents(
   ctx: ServiceContext,
   actor: Actor,
   query: Omit<EventQuery, 'limit'>,
   signal: AbortSignal,
-  pollMs = 1_000,
+  pollMs?: number,
 ): AsyncGenerator<StoredEvent> {
   checkCursor(query.after);
   let cursor = query.after;
   let wake: (() => void) | undefined;
   // Set by a commit that lands between a read and the wait, so the wait is skipped.
   let dirty = false;
-  const unsubscribe = ctx.notifier.subscribe((tenant) => {
-    if (tenant !== actor.tenant) return;
+  const unsubscribe = ctx.notifier.subscribe(actor.tenant, () => {
     dirty = true;
     wake?.();
   });
@@ -138,7 +118,7 @@ export async function* liveEvents(
       if (last !== undefined) cursor = last;
       if (items.length > 0 || last !== undefined || dirty) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
+        const timer = pollMs === undefined ? undefined : setTimeout(resolve, pollMs);
         wake = () => {
           clearTimeout(timer);
           resolve();

@@ -17,7 +17,7 @@ import { WriteQueue } from '../queue/write-queue.js';
 import { FaultInjectingStore } from '../store/faults.js';
 import type { Store } from '../store/store.js';
 import type { ServiceContext, ServiceLogger } from './context.js';
-import { EventNotifier } from './events.js';
+import { EventNotifier } from './fleet/event-feed.js';
 import { integrityRecorder } from './integrity.js';
 import { startLeaseSweeper } from './lease-sweeper.js';
 import { startMaintenance } from './maintenance/runner.js';
@@ -83,7 +83,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     store: options.store,
     metrics: options.metrics ?? createMetrics(),
     log: options.log ?? silent,
-    notifier: new EventNotifier(),
+    notifier: new EventNotifier(options.store, options.log),
     integrity: integrityRecorder,
     breaker: { attempts: config.recoveryMaxAttempts, windowMs: config.recoveryWindowMs },
     signer,

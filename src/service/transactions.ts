@@ -73,7 +73,9 @@ async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, o
   const deadline = Date.now() + ctx.transactionDeadlineMs;
   let outages = 0;
   let contended = 0;
+  const mode = options.readOnly === true ? 'read' : 'write';
   for (;;) {
+    ctx.metrics.storeTransactions.inc({ mode });
     try {
       const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, maxRetries: 0 });
       if (contended > 0) ctx.metrics.storeContention.inc({ outcome: 'committed' });

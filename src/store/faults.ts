@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { StoreError, type Store, type StoreErrorCode, type TransactionBody, type TransactOptions } from './store.js';
+import { StoreError, type Bytes, type Store, type StoreErrorCode, type StoreWatch, type TransactionBody, type TransactOptions } from './store.js';
 
 export type FaultMode = 'ok' | 'unavailable' | 'slow' | 'error';
 
@@ -36,7 +36,18 @@ export class FaultInjectingStore implements Store {
   private state: FaultState = { store: 'ok', latencyMs: 0 };
   private readonly counts: Partial<Record<StoreErrorCode, number>> = {};
 
-  constructor(private readonly inner: Store) {}
+  /** The inner store's watch, behind the same gate as a ping; absent when the inner store has none. */
+  readonly watch?: (key: Bytes) => Promise<StoreWatch>;
+
+  constructor(private readonly inner: Store) {
+    if (inner.watch !== undefined) {
+      const watch = inner.watch.bind(inner);
+      this.watch = async (key) => {
+        await this.gate();
+        return watch(key);
+      };
+    }
+  }
 
   get name(): Store['name'] {
     return this.inner.name;

@@ -62,4 +62,17 @@ export interface FdbTransaction {
   setVersionstampedKeyBuf(prefix: Buffer | undefined, suffix: Buffer | undefined, value: Buffer): void;
   /** Settles after commit: awaiting it inside the body deadlocks. */
   getVersionstamp(): { promise: Promise<Buffer> };
+  /**
+   * Armed when the transaction commits; its promise resolves true once the
+   * key's value changes after the transaction's read version (or, rarely,
+   * spuriously), false when cancelled or when an error ends it (the
+   * standard errors are not thrown unless `throwAllErrors`).
+   */
+  watch(key: Buffer, opts?: { throwAllErrors?: boolean }): FdbWatch;
+}
+
+/** `Watch` (`native.d.ts`). */
+export interface FdbWatch {
+  cancel(): void;
+  promise: Promise<boolean>;
 }

@@ -22,7 +22,7 @@ import { translate, translateFailure } from './fdb-errors.js';
 import { FdbTransactionView } from './fdb-transaction.js';
 import { withinDeadline } from './limits.js';
 import { COMMIT_STAMP_BYTES, DEFAULT_TRANSACT_OPTIONS, StoreError } from './store.js';
-import type { Bytes, Store, StoreHooks, TransactionBody, TransactOptions } from './store.js';
+import type { Bytes, Store, StoreHooks, StoreWatch, TransactionBody, TransactOptions } from './store.js';
 
 export interface FdbStoreOptions {
   /** The cluster file; absent means the client library's default lookup. */
@@ -248,6 +248,21 @@ export class FdbStore implements Store {
         throw new StoreError('unavailable', 'FoundationDB did not answer within the ping time limit.', { cause: error, backendCode: failure.backendCode });
       }
       throw failure;
+    }
+  }
+
+  async watch(key: Bytes): Promise<StoreWatch> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    const full = this.prefix.length === 0 ? key : Buffer.concat([this.prefix, key]);
+    try {
+      // As the binding's own getAndWatch: read and watch in one transaction, armed at its commit.
+      return await this.db.doTn(async (tn) => {
+        const value = await tn.get(full);
+        const watch = tn.watch(full);
+        return { value, changed: watch.promise, cancel: () => watch.cancel() };
+      }, PING_OPTIONS);
+    } catch (error) {
+      throw translate(this.fdb, error);
     }
   }
 

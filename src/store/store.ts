@@ -221,6 +221,25 @@ export interface Store {
    */
   compact(): Promise<boolean>;
   close(): Promise<void>;
+  /**
+   * Where other processes write the same keys (FoundationDB): reads `key`
+   * and arms a watch on it, which settles once a commit after that read
+   * changes the key's value; a watch may also settle without a change, and
+   * it settles when cancelled or when the store ends it. Idle, it costs the
+   * store nothing. Absent where one process holds the store alone (LMDB,
+   * whose directory lock admits one process), so that process knows every
+   * commit itself.
+   */
+  watch?(key: Bytes): Promise<StoreWatch>;
+}
+
+/** A watch armed by {@link Store.watch}. */
+export interface StoreWatch {
+  /** The key's value when the watch was armed. */
+  value: Bytes | undefined;
+  /** Settles true when the key may have changed, false when cancelled or ended by the store. */
+  changed: Promise<boolean>;
+  cancel(): void;
 }
 
 export type StoreErrorCode =

@@ -18,6 +18,11 @@ export interface OutboxRow {
 
 const AFTER = Buffer.from([0x00]);
 
+/** The tenant's event clock: a little-endian count of the transactions that wrote events, plain (it tells only how many). */
+export function clockKey(ks: Keyspace): Buffer {
+  return ks.meta.pack('events-clock');
+}
+
 export class OutboxRows {
   constructor(
     private readonly tx: Transaction,
@@ -29,6 +34,16 @@ export class OutboxRows {
   append(events: readonly CloudEvent[]): void {
     // A stamped key is unknown until the commit: an event is bound to the tenant's event space instead.
     events.forEach((event, order) => setStampedTuple(this.tx, this.ks.events, order, [], this.codecs.events.encode(event, this.ks.events.prefix)));
+  }
+
+  /**
+   * Moves the tenant's event clock on: one counter key, added to (never read)
+   * by every transaction that writes events, so it never conflicts, and
+   * watched by each instance's readers of the tenant's streams
+   * ({@link clockKey}). Only where other processes write the same store.
+   */
+  tick(): void {
+    this.tx.add(clockKey(this.ks), 1);
   }
 
   /** Up to `limit` events after `cursor` (exclusive; from the start when absent), oldest first. */

@@ -13,6 +13,7 @@ import { readOnlySpec } from './read-only.js';
 import { readWriteSpec } from './read-write.js';
 import { serializabilitySpec } from './serializability.js';
 import { stampSpec } from './stamps.js';
+import { watchSpec } from './watches.js';
 
 /** The specs every store must pass, in the order they are reported. */
 const SPECS = [
@@ -29,6 +30,7 @@ const SPECS = [
   limitsSpec,
   boundedReadsSpec,
   durabilitySpec,
+  watchSpec,
 ];
 
 /** Registers the conformance suite for one store. */
