@@ -102,6 +102,8 @@ const protocolSettings = {
   leaseSweepMs: setting('BATON_LEASE_SWEEP_MS', ms(10, 60_000).default(1_000)),
   /** How far instances' clocks may disagree (ms): a lease is taken from its holder only this long after its expiry. */
   clockSkewMs: setting('BATON_CLOCK_SKEW_MS', ms(0, 60_000).default(500)),
+  /** How long an instance holds a maintenance duty (a sweeper) unrenewed over a shared store; another takes it over this long (plus the skew) after its holder dies. */
+  dutyTtlMs: setting('BATON_DUTY_TTL_MS', ms(100, 600_000).default(10_000)),
   /** Recoveries allowed per task within the window; one more blocks the task. */
   recoveryMaxAttempts: setting('BATON_RECOVERY_MAX_ATTEMPTS', z.coerce.number().int().min(1).max(1_000).default(3)),
   recoveryWindowMs: setting('BATON_RECOVERY_WINDOW_MS', z.coerce.number().int().min(1_000).default(60 * 60 * 1000)),

@@ -70,6 +70,18 @@ export function createMetrics() {
       labelNames: ['mode'] as const,
       registers,
     }),
+    dutyRuns: new Counter({
+      name: 'duty_runs_total',
+      help: 'Runs of a maintenance duty (lease-sweep, operation-sweep, maintenance) this instance did as the duty\'s holder; over a shared store one instance at a time holds each.',
+      labelNames: ['duty'] as const,
+      registers,
+    }),
+    dutyHeld: new Gauge({
+      name: 'duty_held',
+      help: 'Whether this instance holds the maintenance duty now (1) or another instance does (0).',
+      labelNames: ['duty'] as const,
+      registers,
+    }),
     storeContention: new Counter({
       name: 'store_contention_total',
       help: 'Transactions that met a conflict (contention on one task), by outcome: committed after retrying, or gave_up at the deadline.',

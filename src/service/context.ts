@@ -16,6 +16,7 @@ import { Repository, type Corruption, type Sealing } from './repository/reposito
 import { runTransaction } from './transactions.js';
 import type { Signer } from './signing.js';
 import type { TaskLanes } from './task-lanes.js';
+import type { DutySettings } from './fleet/duties.js';
 
 export interface ServiceLogger {
   info(fields: object, message: string): void;
@@ -83,6 +84,8 @@ export interface ServiceContext {
   vault?: VaultPort;
   /** This instance's id among the instances over the store (`fleet/instance.ts`); absent in a tool that is no instance. */
   instanceId?: string;
+  /** Who does the fleet's maintenance duties (`fleet/duties.ts`); absent in a tool that runs none. */
+  duties?: DutySettings;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** How far instances' clocks may disagree (ms): a lease stays its holder's until this long after its expiry. */

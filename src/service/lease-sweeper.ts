@@ -7,7 +7,8 @@
  */
 import type { ServiceContext } from './context.js';
 import { execute } from './execute.js';
-import { periodic, type Periodic } from './maintenance/periodic.js';
+import type { Periodic } from './maintenance/periodic.js';
+import { dutyPeriodic } from './fleet/duties.js';
 import { dueLeases, type DueLease } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
 
@@ -15,12 +16,13 @@ import { runTransaction } from './transactions.js';
 const SWEEP_BATCH = 100;
 
 /**
- * Looks for expired leases every `intervalMs` and ends them. Every instance
- * may sweep: ending a lease is a task transaction that checks it is still
- * due, so each expiry is announced once.
+ * Looks for expired leases every `intervalMs` and ends them: one instance of
+ * a fleet at a time (`fleet/duties.ts`), and should two sweep at once,
+ * ending a lease is a task transaction that checks it is still due, so each
+ * expiry is announced once.
  */
 export function startLeaseSweeper(ctx: ServiceContext, intervalMs: number): Periodic {
-  return periodic('lease sweep', intervalMs, ctx.log, async (state) => {
+  return dutyPeriodic(ctx, 'lease-sweep', intervalMs, async (state) => {
     const now = ctx.now().toISOString();
     // A lease is due only once the clock-skew allowance after its expiry has passed (`expireLease` checks it again).
     const dueBy = new Date(Date.parse(now) - ctx.clockSkewMs).toISOString();

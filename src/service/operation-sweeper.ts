@@ -9,7 +9,8 @@
  */
 import type { ServiceContext } from './context.js';
 import { currentSettings } from './fleet/settings.js';
-import { periodic, type Periodic } from './maintenance/periodic.js';
+import type { Periodic } from './maintenance/periodic.js';
+import { dutyPeriodic } from './fleet/duties.js';
 import { expireOperations } from './repository/repository.js';
 import { runTransaction, type RunnerContext } from './transactions.js';
 
@@ -35,7 +36,7 @@ export async function sweepOperations(ctx: RunnerContext, before: number, batche
 }
 
 export function startOperationSweeper(ctx: ServiceContext, settings: OperationSweepSettings): Periodic {
-  return periodic('operation sweep', settings.intervalMs, ctx.log, async () => {
+  return dutyPeriodic(ctx, 'operation-sweep', settings.intervalMs, async () => {
     const { operationRetentionMs } = await currentSettings(ctx);
     const deleted = await sweepOperations(ctx, ctx.now().getTime() - operationRetentionMs);
     if (deleted > 0) ctx.log.info({ deleted }, 'expired operation records deleted');

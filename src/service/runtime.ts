@@ -106,7 +106,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   await seedSettings(base);
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
   const instance = instanceId(queue === undefined ? undefined : queueDirOf(config));
-  const ctx: ServiceContext = { ...base, instanceId: instance, ...(queue ? { queue } : {}) };
+  const ctx: ServiceContext = { ...base, instanceId: instance, duties: { instanceId: instance, ttlMs: config.dutyTtlMs }, ...(queue ? { queue } : {}) };
   await announce(ctx, instance);
 
   let stops: Array<() => Promise<void>> = [];

@@ -232,6 +232,8 @@ export const SYSTEM_SPACES = {
   signingKeys: 'sig',
   /** `()` → the settings that remove data (default keepLast, expiry, retention; event and operation retention), shared by every instance. */
   settings: 'set',
+  /** `(duty)` → the lease of a maintenance duty (lease sweep, operation sweep, maintenance): its holder and until when, so one instance does it at a time. */
+  duties: 'duty',
 } as const;
 
 export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {

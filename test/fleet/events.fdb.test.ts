@@ -73,9 +73,9 @@ function stream(url: string, lastEventId: string | undefined, onEvent: (event: R
 
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).text();
-  let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith(name)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return sum;
+  const lines = text.split('\n').filter((line) => line.startsWith(name));
+  if (lines.length === 0) throw new Error(`${url}/metrics has no ${name}.`);
+  return lines.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
 describe.skipIf(!reachable)(reachable ? 'event streams across two instances over one FoundationDB cluster' : `event streams across two instances over one FoundationDB cluster — ${reason}`, () => {

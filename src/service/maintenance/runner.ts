@@ -6,9 +6,10 @@
  * policy's `expireAfter` has run out (the system space `texp`), and (2) goes
  * on with every purge in progress (the system space `mnt`), batch after
  * batch, until each is done or the tick's time is spent, and (3) trims each
- * tenant's event outbox of events older than `BATON_EVENT_RETENTION_MS`. Every instance may
- * run it: a batch is a task transaction that finds what is left, so two
- * runners at once only share the work.
+ * tenant's event outbox of events older than `BATON_EVENT_RETENTION_MS`. One instance of a
+ * fleet runs it at a time (`fleet/duties.ts`); should two run at once, a
+ * batch is a task transaction that finds what is left, so they only share
+ * the work.
  *
  * @module
  */
@@ -20,7 +21,8 @@ import { purgeRefusal, type PurgeResult } from '../purge.js';
 import { expiredTasks, pendingJobs, Repository, tenants, type Job } from '../repository/repository.js';
 import { compactionGuards, readPolicy } from '../retention.js';
 import { inSpan } from '../../telemetry/tracing.js';
-import { periodic, type Periodic } from './periodic.js';
+import type { Periodic } from './periodic.js';
+import { dutyPeriodic } from '../fleet/duties.js';
 import { currentSettings } from '../fleet/settings.js';
 import { runTransaction } from '../transactions.js';
 
@@ -177,7 +179,7 @@ async function compactForPolicy(ctx: ServiceContext, job: Job): Promise<number> 
 
 /** Runs a tick every `intervalMs` (never two at once); stop() lets the running one finish its batch. */
 export function startMaintenance(ctx: ServiceContext, settings: MaintenanceSettings): Periodic {
-  return periodic('maintenance', settings.intervalMs, ctx.log, async () => {
+  return dutyPeriodic(ctx, 'maintenance', settings.intervalMs, async () => {
     await maintenanceTick(ctx);
   });
 }

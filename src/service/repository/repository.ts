@@ -113,4 +113,5 @@ export { forgetKey, noteKeys, usedKeys } from './key-registry.js';
 export { readFleetSettings, writeFleetSettings } from './fleet-settings.js';
 export { noteSigningKey, signingKeys, type SigningKeyEntry } from './signing-keys.js';
 export { listInstances, putInstance, removeInstance, type InstanceEntry } from './instances.js';
+export { clearDutyLease, getDutyLease, putDutyLease, type DutyLease } from './duty-leases.js';
 export { resealBatch, type ResealPosition } from './reseal.js';
