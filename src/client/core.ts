@@ -1,6 +1,9 @@
 /**
  * What every part of the client shares: the transport and the lease book,
- * and the fencing header of a write to a checkpoint.
+ * and the headers of a write: the fencing epoch, and `Baton-Task-Id`, the
+ * write's task as a routing hint, so that a balancer in front of a fleet can
+ * send each task's writes to one instance (`docs/fleet.md`, task affinity).
+ * The service itself ignores the hint.
  *
  * @module
  */
@@ -22,9 +25,9 @@ export class ClientCore {
     return checkpoint;
   }
 
-  /** The `Baton-Lease-Epoch` header for a write to a task. */
+  /** The `Baton-Lease-Epoch` header for a write to a task, and its `Baton-Task-Id`. */
   fenceTask(taskId: string): Record<string, string> {
-    return this.book.headers(taskId);
+    return { ...this.book.headers(taskId), ...taskHint(taskId) };
   }
 
   /**
@@ -34,8 +37,9 @@ export class ClientCore {
    * lease is live, and guessing one would defeat fencing.
    */
   async fenceCheckpoint(id: string, options?: CallOptions): Promise<Record<string, string>> {
-    if (!this.book.holdsAny()) return {};
     let taskId = this.book.taskOf(id);
+    // Without a lease there is nothing to fence: the task is sent as a hint when it is known, never read for it.
+    if (!this.book.holdsAny()) return taskId === undefined ? {} : taskHint(taskId);
     if (taskId === undefined) {
       try {
         taskId = (await this.checkpoint(id, undefined, options)).taskId;
@@ -45,6 +49,11 @@ export class ClientCore {
         throw error;
       }
     }
-    return this.book.headers(taskId);
+    return { ...this.book.headers(taskId), ...taskHint(taskId) };
   }
+}
+
+/** `Baton-Task-Id`, percent-encoded: a task id may hold any character but a control one, a header value only Latin-1. */
+function taskHint(taskId: string): Record<string, string> {
+  return { 'baton-task-id': encodeURIComponent(taskId) };
 }
