@@ -21,6 +21,13 @@
  *                              no events, no indexes: the floor under Baton's
  *                              create on this machine, measured in the same run.
  *
+ *   POST /floor-fdb/checkpoints (with BARE_FDB_PREFIX and FDB_CLUSTER_FILE) the
+ *                              same floor over FoundationDB: the parse,
+ *                              validation, canonical JSON and SHA-256, then
+ *                              one transaction setting the hashed document
+ *                              under BARE_FDB_PREFIX (the store Baton uses,
+ *                              `FdbStore`), answered 201 once committed.
+ *
  * Environment: PORT (default 0), HOST (default 127.0.0.1), BARE_BODY_LIMIT
  * (bytes; the benchmark passes Baton's), LOG_LEVEL (default warn),
  * BARE_PROCESSES (default 1: with more, that many processes of the server
@@ -69,6 +76,21 @@ async function serve(): Promise<void> {
       const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
       const hash = sha256Hex(canonical);
       await db.put(Buffer.from(id), Buffer.from(canonical));
+      return reply.code(201).send({ id, hash, ...parsed.data });
+    });
+  }
+
+  const fdbPrefix = process.env.BARE_FDB_PREFIX;
+  if (fdbPrefix && process.env.FDB_CLUSTER_FILE) {
+    const { FdbStore } = await import('../src/store/fdb.js');
+    const store = await FdbStore.open({ clusterFile: process.env.FDB_CLUSTER_FILE, prefix: fdbPrefix });
+    app.post('/floor-fdb/checkpoints', async (request, reply) => {
+      const parsed = checkpointInput.safeParse(request.body);
+      if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
+      const id = randomUUID();
+      const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
+      const hash = sha256Hex(canonical);
+      await store.transact(async (tx) => tx.set(Buffer.from(id), Buffer.from(canonical)));
       return reply.code(201).send({ id, hash, ...parsed.data });
     });
   }

@@ -93,6 +93,55 @@ export async function closedLoop(
   };
 }
 
+/** One server's share of a closed loop over several: its requests and its connections. */
+export interface Target {
+  server: Server;
+  requests: () => Requests;
+  connections: number;
+}
+
+/**
+ * A closed loop over several servers at once (instances of a fleet behind a
+ * balancer the benchmark plays): each target's connections send its
+ * requests, warm-up and measured run side by side; the figures are over
+ * every request, the server CPU summed over the servers.
+ */
+export async function closedLoopAcross(targets: Target[]): Promise<ClosedFigures> {
+  await Promise.all(targets.map((t) => cannon(t.server.url, t.requests(), t.connections, WARMUP_SECONDS)));
+  for (const t of targets) assertAlive(t.server);
+  const samples: number[] = [];
+  const meters = targets.map((t) => cpuMeter(t.server.child.pid, true));
+  const results = await Promise.all(targets.map((t) => cannon(t.server.url, t.requests(), t.connections, SECONDS, (ms) => samples.push(ms))));
+  const cpus = meters.map((meter) => meter(samples.length));
+  for (const t of targets) assertAlive(t.server);
+  const statusCodes: Record<string, number> = {};
+  for (const result of results) {
+    for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = (statusCodes[code] ?? 0) + (count ?? 0);
+  }
+  const seconds = Math.max(...results.map((r) => r.duration));
+  const ok = results.reduce((sum, r) => sum + r['2xx'], 0);
+  const errors = results.reduce((sum, r) => sum + r.errors, 0);
+  return {
+    connections: targets.reduce((sum, t) => sum + t.connections, 0),
+    seconds,
+    requests: samples.length,
+    reqPerSec: round(samples.length / seconds, 1),
+    okPerSec: round(ok / seconds, 1),
+    ok,
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    errors,
+    timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
+    statusCodes,
+    ...latencyOf(withOverLimit(samples, errors)),
+    cpu: {
+      serverPct: round(cpus.reduce((sum, c) => sum + c.serverPct, 0), 1),
+      serverUsPerReq: round(cpus.reduce((sum, c) => sum + c.serverUsPerReq, 0), 1),
+      eventLoopUsPerReq: round(cpus.reduce((sum, c) => sum + c.eventLoopUsPerReq, 0), 1),
+      generatorPct: cpus[0]!.generatorPct,
+    },
+  };
+}
+
 /** Creates; `task` picks each one's task (by default round-robin over the open tasks). */
 export function postRequests(path = '/v1/checkpoints', task: (i: number) => string = taskId): Requests {
   let n = 0;

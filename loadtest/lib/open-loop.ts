@@ -21,10 +21,11 @@ import { latencyOf, OVER_LIMIT_MS, round, withOverLimit, type Latency } from './
 /** How long a request may sit idle on its socket before the generator gives up on it. */
 const REQUEST_TIMEOUT_MS = OVER_LIMIT_MS;
 
-interface PacedStream {
+export interface PacedStream {
   name: string;
   rate: number;
-  request: (k: number) => { method: string; path: string; body?: string };
+  /** `target`: the server this request goes to (a fleet's instance); the run's server when absent. */
+  request: (k: number) => { method: string; path: string; body?: string; target?: Server };
 }
 
 /**
@@ -57,7 +58,7 @@ export interface OpenRun {
   cpu: Cpu;
 }
 
-async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[], seconds: number): Promise<OpenRun> {
+export async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[], seconds: number): Promise<OpenRun> {
   const meter = cpuMeter(server.child.pid);
   const baseHeaders = { ...jsonHeaders, host: `${server.host}:${server.port}` };
   const stats = streams.map(() => ({ samples: [] as number[], ok: 0, non2xx: 0, statusCodes: {} as Record<string, number> }));
@@ -73,7 +74,7 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
   const intended = (s: number, k: number): number => start + (k * 1000) / streams[s]!.rate;
 
   const fire = (s: number, k: number, at: number): void => {
-    const { method, path, body } = streams[s]!.request(k);
+    const { method, path, body, target = server } = streams[s]!.request(k);
     const stat = stats[s]!;
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -93,8 +94,9 @@ async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[
       }
       if (inFlight === 0 && next.every((n, i) => n >= totals[i]!)) settle?.();
     };
-    const headers: Record<string, string | number> = body === undefined ? { ...authHeaders, host: baseHeaders.host } : { ...baseHeaders, 'content-length': Buffer.byteLength(body) };
-    const request = http.request({ agent, host: server.host, port: server.port, method, path, headers }, (response) => {
+    const host = `${target.host}:${target.port}`;
+    const headers: Record<string, string | number> = body === undefined ? { ...authHeaders, host } : { ...baseHeaders, host, 'content-length': Buffer.byteLength(body) };
+    const request = http.request({ agent, host: target.host, port: target.port, method, path, headers }, (response) => {
       response.on('data', () => undefined);
       response.on('end', () => finish(response.statusCode));
       response.on('error', () => finish(undefined));
