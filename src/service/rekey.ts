@@ -63,6 +63,7 @@ export type RetireKeys = (tx: Transaction, keep: ReadonlySet<string>) => Promise
 export const REKEY_REFRESH_MS = 5_000;
 /** A running pass not refreshed for this long (plus the clock-skew allowance) is its dead instance's: reported `interrupted`, taken over by a start. */
 export const REKEY_TTL_MS = 3 * REKEY_REFRESH_MS;
+const TTL_REFRESHES = REKEY_TTL_MS / REKEY_REFRESH_MS;
 
 const TENANTS_PER_PAGE = 100;
 const IDLE: RekeyStatus = { state: 'idle', tenants: 0, scanned: 0, resealed: 0, reindexed: 0, retired: [] };
@@ -76,9 +77,15 @@ class PassTakenOver extends Error {
   }
 }
 
+/** A pass this instance starts or runs: its starting transaction, then the pass until its end is recorded. */
+interface LocalPass {
+  id: string;
+  started?: Promise<RekeyPassRecord>;
+  done?: Promise<void>;
+}
+
 export class Rekeyer {
-  /** This instance's pass, from the start of its starting transaction until its end is recorded. */
-  private local: { id: string; done?: Promise<void> } | undefined;
+  private local: LocalPass | undefined;
   private stopping = false;
   private lastWrite = 0;
   private readonly refreshMs: number;
@@ -89,7 +96,7 @@ export class Rekeyer {
     options: { refreshMs?: number } = {},
   ) {
     this.refreshMs = options.refreshMs ?? REKEY_REFRESH_MS;
-    this.ttlMs = 3 * this.refreshMs;
+    this.ttlMs = TTL_REFRESHES * this.refreshMs;
   }
 
   /** Where the fleet's pass stands, as the store holds it. */
@@ -99,20 +106,25 @@ export class Rekeyer {
 
   /** Starts a pass here unless one runs anywhere in the fleet; answers the pass that runs. */
   async start(ctx: ServiceContext, retire: RetireKeys): Promise<RekeyStatus> {
-    if (this.local !== undefined) return this.status(ctx);
+    if (this.local !== undefined) {
+      // Asked again while this instance starts or runs a pass: the answer is that pass, once its record is written.
+      await this.local.started?.catch(() => undefined);
+      return this.status(ctx);
+    }
     const now = ctx.now().toISOString();
     const fresh: RekeyPassRecord = { passId: randomUUID(), state: 'running', instanceId: this.instanceId, startedAt: now, heartbeatAt: now, tenants: 0, scanned: 0, resealed: 0, reindexed: 0, retired: [] };
     // Claimed before the transaction: a second start on this instance meanwhile must see this one as alive.
-    const local: { id: string; done?: Promise<void> } = { id: fresh.passId };
+    const local: LocalPass = { id: fresh.passId };
     this.local = local;
     let record: RekeyPassRecord;
     try {
-      record = await runTransaction(ctx, async (tx) => {
+      local.started = runTransaction(ctx, async (tx) => {
         const current = await readRekeyPass(tx);
         if (current !== undefined && current.passId !== fresh.passId && current.state === 'running' && this.alive(ctx, current)) return current;
         writeRekeyPass(tx, fresh);
         return fresh;
       });
+      record = await local.started;
     } catch (error) {
       this.local = undefined;
       throw error;
@@ -125,6 +137,7 @@ export class Rekeyer {
   /** Ends the pass in progress after its current batch (the runtime is closing); a later pass carries on. */
   async stop(): Promise<void> {
     this.stopping = true;
+    await this.local?.started?.catch(() => undefined);
     await this.local?.done;
   }
 
