@@ -38,7 +38,7 @@ export function createMetrics() {
     }),
     handoffSuccessRate: new Gauge({
       name: 'handoff_success_rate',
-      help: 'Share of handoffs acknowledged by a receiving agent, between 0 and 1.',
+      help: 'Share of the handoffs initiated in this process that this process saw acknowledged, between 0 and 1; per process, so for a fleet divide the sums of handoffs_total by stage instead.',
       registers,
     }),
     handoffs: new Counter({

@@ -7,12 +7,14 @@
  *
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import { Blinder, Keyring } from '../crypto/keyring.js';
 import { ConfigError } from '../config.js';
 import type { ServiceContext, VaultPort } from './context.js';
 import { forgetKey, listInstances, noteKeys, Repository, usedKeys, type Sealing } from './repository/repository.js';
 import { keysNeeded, selfOf } from './fleet/instance.js';
 import { Rekeyer, type RekeyStatus } from './rekey.js';
+import type { Transaction } from '../store/store.js';
 import { runTransaction } from './transactions.js';
 import { AppError } from '../errors.js';
 
@@ -114,38 +116,37 @@ export function missingKey(holder: string, keyId: string, source: string | undef
 }
 
 /**
- * Forgets keys no value is sealed with any more (after a re-seal); the key
- * file may then drop their lines. A key another instance still seals with,
- * or that a journal with writes left needs, is kept (`fleet/instance.ts`);
- * the instances are read in the same transaction, so one announcing itself
- * meanwhile makes the retirement look again.
+ * Forgets, inside `tx`, keys no value is sealed with any more (after a
+ * re-seal); the key file may then drop their lines. A key another instance
+ * still seals with, or that a journal with writes left needs, is kept
+ * (`fleet/instance.ts`); the instances are read in the same transaction, so
+ * one announcing itself meanwhile makes the retirement look again.
  */
-export async function retireKeys(ctx: ServiceContext, keep: ReadonlySet<string>): Promise<string[]> {
-  return runTransaction(ctx, async (tx) => {
-    const needed = keysNeeded(await listInstances(tx), ctx.now(), selfOf(ctx));
-    const retired = (await usedKeys(tx)).filter((id) => !keep.has(id) && !needed.has(id));
-    for (const id of retired) forgetKey(tx, id);
-    return retired;
-  });
+export async function retireKeys(tx: Transaction, ctx: ServiceContext, keep: ReadonlySet<string>): Promise<string[]> {
+  const needed = keysNeeded(await listInstances(tx), ctx.now(), selfOf(ctx));
+  const retired = (await usedKeys(tx)).filter((id) => !keep.has(id) && !needed.has(id));
+  for (const id of retired) forgetKey(tx, id);
+  return retired;
 }
 
-/** Each vault's re-seal pass: one at a time per process. */
+/** Each vault's side of the fleet's re-seal pass: the pass it runs, if any, and its reading of the store's record. */
 const rekeyers = new WeakMap<VaultPort, Rekeyer>();
 
 function rekeyerOf(ctx: ServiceContext): Rekeyer {
   if (ctx.vault === undefined) throw new AppError('encryption_not_configured');
   let rekeyer = rekeyers.get(ctx.vault);
-  if (rekeyer === undefined) rekeyers.set(ctx.vault, (rekeyer = new Rekeyer()));
+  if (rekeyer === undefined) rekeyers.set(ctx.vault, (rekeyer = new Rekeyer(ctx.instanceId ?? randomUUID())));
   return rekeyer;
 }
 
-/** Starts a re-seal pass (or answers the one running); 409 without encryption at rest. */
-export function startRekey(ctx: ServiceContext): RekeyStatus {
-  return rekeyerOf(ctx).start(ctx, (keep) => retireKeys(ctx, keep));
+/** Starts a re-seal pass unless one runs on any instance, and answers the one running; 409 without encryption at rest. */
+export function startRekey(ctx: ServiceContext): Promise<RekeyStatus> {
+  return rekeyerOf(ctx).start(ctx, (tx, keep) => retireKeys(tx, ctx, keep));
 }
 
-export function rekeyStatus(ctx: ServiceContext): RekeyStatus {
-  return rekeyerOf(ctx).status;
+/** The fleet's re-seal pass as the store holds it: the same answer on every instance. */
+export function rekeyStatus(ctx: ServiceContext): Promise<RekeyStatus> {
+  return rekeyerOf(ctx).status(ctx);
 }
 
 /** Ends the pass in progress (if any) after its current batch: the runtime is closing. */

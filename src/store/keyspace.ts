@@ -234,6 +234,8 @@ export const SYSTEM_SPACES = {
   settings: 'set',
   /** `(duty)` → the lease of a maintenance duty (lease sweep, operation sweep, maintenance): its holder and until when, so one instance does it at a time. */
   duties: 'duty',
+  /** `()` → the re-seal pass (`baton rekey`): who runs it, its progress and heartbeat, so every instance reports the same pass and only one runs. */
+  rekey: 'rk',
 } as const;
 
 export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {

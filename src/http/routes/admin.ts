@@ -46,8 +46,9 @@ export async function adminRoutes(base: FastifyInstance, { ctx, faults, onFaults
   );
 
   app.post('/v1/admin/rekey', { schema: { tags, summary: 'Re-seal every stored value with the newest encryption key, in the background (admin)' }, config: admin }, async (request, reply) => {
-    const status = startRekey(ctx);
-    request.log.info({ state: status.state }, 'rekey pass asked for');
+    // A pass already running, here or on another instance, is answered as it stands: nothing more starts.
+    const status = await startRekey(ctx);
+    request.log.info({ state: status.state, instanceId: status.instanceId }, 'rekey pass asked for');
     return reply.code(202).send(status);
   });
   app.get('/v1/admin/settings', { schema: { tags, summary: 'The settings that remove data, shared by every instance over the store (admin)' }, config: admin }, async () => currentSettings(ctx));

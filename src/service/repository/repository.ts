@@ -115,3 +115,4 @@ export { noteSigningKey, signingKeys, type SigningKeyEntry } from './signing-key
 export { listInstances, putInstance, removeInstance, type InstanceEntry } from './instances.js';
 export { clearDutyLease, getDutyLease, putDutyLease, type DutyLease } from './duty-leases.js';
 export { resealBatch, type ResealPosition } from './reseal.js';
+export { readRekeyPass, writeRekeyPass, type RekeyPassRecord } from './rekey-pass.js';
