@@ -26,7 +26,11 @@
  *                     half of both); two with affinity (the hot task's
  *                     writers all on one instance, the others on the other);
  *                     503 task_contended counted
- * Bodies are the evolving ones (`BENCH_BODIES=same` for the same text).
+ * Both instances are warmed up first (discarded), and each scenario is
+ * followed by a pause of BENCH_FLEET_SETTLE_SECONDS (default 10): the
+ * cluster, a process on the same cores, is still writing the last one's
+ * data out. Bodies are the evolving ones (`BENCH_BODIES=same` for the same
+ * text).
  * Each create's transaction size on FoundationDB is `npm run bench:txsize`
  * with BATON_STORE=fdb. The FoundationDB server's own CPU is not in the
  * figures (it runs outside the benchmark), only Baton's.
@@ -60,6 +64,9 @@ process.on('exit', () => {
 });
 
 const RATE = Number(process.env.BENCH_FLEET_RATE ?? 200);
+/** A pause after each scenario: the cluster (one process on this machine's cores) still writes the last one's data out. */
+const SETTLE_SECONDS = Number(process.env.BENCH_FLEET_SETTLE_SECONDS ?? 10);
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
 const BODIES: BodyKind = process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving';
 
 /** Task `i` of the instance `side` (0 or 1) of two: the open tasks split by parity, as a hash would split them. */
@@ -117,18 +124,26 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const step = (name: string): void => void process.stderr.write(`  running ${name}…\n`);
 
+  // Both instances' code warmed up first (discarded): the first scenario would otherwise run on a cold JIT.
+  step('warm-up of both instances (discarded)');
+  await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests('/v1/checkpoints', (i) => `fleet-warm-${i % 100}`), connections: half })));
+  await settle();
   step('floor create on FoundationDB');
   rows.push({ scenario: 'create', setup: 'floor (one FDB transaction)', figures: await closedLoop(bare, () => postRequests('/floor-fdb/checkpoints')) });
+  await settle();
   step('create, one instance');
   rows.push({ scenario: 'create', setup: 'one instance', figures: await closedLoop(a, postRequests) });
+  await settle();
   step('create, two instances round-robin');
   rows.push({ scenario: 'create', setup: 'two, round-robin', figures: await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests(), connections: half }))) });
+  await settle();
   step('create, two instances with task affinity');
   rows.push({
     scenario: 'create',
     setup: 'two, affinity',
     figures: await closedLoopAcross([a, b].map((server, side) => ({ server, requests: () => postRequests('/v1/checkpoints', (i) => affineTask(i, side)), connections: half }))),
   });
+  await settle();
 
   const writers = CONTENTION_WRITERS;
   const halfWriters = Math.max(1, Math.floor(writers / 2));
@@ -137,6 +152,7 @@ async function main(): Promise<void> {
     { server: a, requests: hotRequests('fleet-hot-one'), connections: writers },
     { server: a, requests: () => postRequests(), connections: writers },
   ]);
+  await settle();
   step('contention, two instances round-robin');
   const contendedRr = await closedLoopAcross([
     { server: a, requests: hotRequests('fleet-hot-rr'), connections: halfWriters },
@@ -144,11 +160,13 @@ async function main(): Promise<void> {
     { server: a, requests: () => postRequests(), connections: halfWriters },
     { server: b, requests: () => postRequests(), connections: halfWriters },
   ]);
+  await settle();
   step('contention, two instances with task affinity');
   const contendedAffinity = await closedLoopAcross([
     { server: a, requests: hotRequests('fleet-hot-affinity'), connections: writers },
     { server: b, requests: () => postRequests('/v1/checkpoints', (i) => affineTask(i, 1)), connections: writers },
   ]);
+  await settle();
   // The hot task's share alone: its history tells how many of its creates committed in the measured run and its warm-up.
   const hotCommitted = async (task: string): Promise<number> => {
     let count = 0;
@@ -173,9 +191,9 @@ async function main(): Promise<void> {
   step(`paced creates (${RATE}/s): floor, one instance, two round-robin, two with affinity`);
   const open = {
     floor: await paced([bare], (k) => ({ target: bare, task: taskId(k) }), '/floor-fdb/checkpoints'),
-    one: await paced([a], (k) => ({ target: a, task: taskId(k) })),
-    roundRobin: await paced([a, b], (k) => ({ target: k % 2 === 0 ? a : b, task: taskId(k) })),
-    affinity: await paced([a, b], (k) => ({ target: (k % OPEN_TASKS) % 2 === 0 ? a : b, task: taskId(k) })),
+    one: await settle().then(() => paced([a], (k) => ({ target: a, task: taskId(k) }))),
+    roundRobin: await settle().then(() => paced([a, b], (k) => ({ target: k % 2 === 0 ? a : b, task: taskId(k) }))),
+    affinity: await settle().then(() => paced([a, b], (k) => ({ target: (k % OPEN_TASKS) % 2 === 0 ? a : b, task: taskId(k) }))),
   };
 
   // --- Figures.
