@@ -381,7 +381,7 @@ async function main(): Promise<void> {
   if (queue) {
     console.log(
       `  queued create (202) rate / create     ${times(ratios.queuedRateVsCreateRate).padStart(9)}   (fsynced appends ${fixed(queue.queued.okPerSec, 0)}/s, 202 p50/p99 ${fixed(queue.queued.p50Ms, 2)}/${fixed(queue.queued.p99Ms, 2)} ms ` +
-        `beside create ${fixed(create.okPerSec, 0)}/s, p50/p99 ${fixed(create.p50Ms, 2)}/${fixed(create.p99Ms, 2)} ms; replay of ${queue.depth} writes took ${queue.drainSeconds} s, ${queue.drainPerSec}/s, peak RSS ${fixed(queue.peakRssMB, 0)} MB)`,
+        `beside create ${fixed(create.okPerSec, 0)}/s, p50/p99 ${fixed(create.p50Ms, 2)}/${fixed(create.p99Ms, 2)} ms; replay of ${queue.depth} writes took ${queue.drainSeconds} s, ${queue.drainPerSec}/s, highest RSS sampled while draining ${fixed(queue.peakRssMB, 0)} MB)`,
     );
   }
   console.log(

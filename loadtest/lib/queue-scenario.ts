@@ -21,7 +21,7 @@ export interface QueueFigures {
   /** How long the replay took to apply them, and at what rate. */
   drainSeconds: number;
   drainPerSec: number;
-  /** The server's highest resident memory sampled while the queue filled and drained (MB). */
+  /** The server's highest resident memory sampled while the queue drained (MB; not VmHWM, the whole run's peak). */
   peakRssMB: number;
 }
 
@@ -50,7 +50,7 @@ export async function queueScenario(server: Server): Promise<QueueFigures> {
   let peakRssMB = 0;
   const sample = (): void => {
     const memory = server.child.pid === undefined ? undefined : memoryOf(server.child.pid);
-    if (memory) peakRssMB = Math.max(peakRssMB, memory.peakRssMB, memory.rssMB);
+    if (memory) peakRssMB = Math.max(peakRssMB, memory.rssMB);
   };
   sample();
   const waiting = await depth(server);
