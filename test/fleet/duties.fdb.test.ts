@@ -4,18 +4,21 @@
  * maintenance) is run by one instance at a time — its `duty_runs_total`
  * grows, the others' stay still — and when the holder is killed with
  * `kill -9`, another instance takes each of its duties within the lease's
- * time, while leases that run out meanwhile are each announced once.
+ * time, while leases that run out meanwhile are each announced once; and a
+ * task written past its keepLast through every instance is compacted to it,
+ * each checkpoint removed once.
  * Without a cluster the suite is reported as skipped, with the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBinding } from '../../src/store/fdb.js';
-import { TOKENS } from '../support/app.js';
+import { checkpointBody, TOKENS } from '../support/app.js';
 import { fleetStore, startFleet, type Fleet, type Instance } from '../support/fleet.js';
 
 const store = fleetStore();
 const reachable = store.ok ? await loadBinding().then(() => true, () => false) : false;
 const reason = !store.ok ? store.reason : reachable ? '' : 'skipped: FDB_CLUSTER_FILE is set, but the FoundationDB client (libfdb_c and the npm package foundationdb) is not installed';
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.writer}` };
+const admin = { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.admin}` };
 
 const DUTIES = ['lease-sweep', 'operation-sweep', 'maintenance'] as const;
 const TTL_MS = 1_000;
@@ -95,5 +98,34 @@ describe.skipIf(!reachable)(reachable ? 'maintenance duties over one FoundationD
     }
     expect(expired.size).toBe(granted.length);
     expect([...expired.values()].every((count) => count === 1)).toBe(true);
+    await fleet.restart(holder);
+  });
+
+  it('compacts a task written past its keepLast through every instance down to it, each checkpoint removed once', { timeout: 60_000 }, async () => {
+    const task = 'duty-kept';
+    const live = [0, 1, 2];
+    const ids: string[] = [];
+    for (let n = 0; n < 30; n += 1) {
+      const instance = fleet.at(live[n % live.length]!);
+      const res = await fetch(`${instance.url}/v1/checkpoints`, { method: 'POST', headers, body: JSON.stringify(checkpointBody(task)) });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { id: string }).id);
+      // The policy is a task's: set once the task exists, so the writes after it ask for compactions as they go.
+      if (n === 0) {
+        const policy = await fetch(`${fleet.at(live[0]!).url}/v1/tasks/${task}/policy`, { method: 'PUT', headers: admin, body: JSON.stringify({ keepLast: 3 }) });
+        expect(policy.status).toBe(200);
+      }
+    }
+    let left: string[] = [];
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await sleep(200)) {
+      const page = (await (await fetch(`${fleet.at(live[0]!).url}/v1/tasks/${task}/checkpoints?limit=100`, { headers })).json()) as { items: { id: string }[] };
+      left = page.items.map((item) => item.id);
+      if (left.length === 3) break;
+    }
+    expect(left.sort()).toEqual(ids.slice(-3).sort());
+    const audit = (await (await fetch(`${fleet.at(live[0]!).url}/v1/tasks/${task}/audit?limit=1000`, { headers: admin })).json()) as { items: { action: string; details?: { removed?: string[] } }[] };
+    const removed = audit.items.filter((entry) => entry.action === 'task.compacted').flatMap((entry) => entry.details?.removed ?? []);
+    // However many compactions it took while the writes went on, together they removed each of the other 27 once.
+    expect(removed.sort()).toEqual(ids.slice(0, -3).sort());
   });
 });

@@ -160,8 +160,11 @@ describe.skipIf(!reachable)(reachable ? 'event streams across two instances over
       return ((await reads()) - first) / (WINDOW_MS / 1000);
     };
     const idle = await rate();
+    const beforeOpening = await reads();
     const streams = [];
     for (let i = 0; i < 1000; i += 1) streams.push(await stream(b.url, undefined, () => undefined));
+    // Each stream reads where it starts: the counter does count B's reads.
+    expect((await reads()) - beforeOpening).toBeGreaterThanOrEqual(1000);
     // Opening a stream reads once (where it starts, and the first page); only what follows counts.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const open = await rate();

@@ -42,16 +42,17 @@ export function dutyPeriodic(ctx: ServiceContext, duty: DutyName, intervalMs: nu
   const settings = ctx.duties;
   const held = { until: 0 };
   const ttlMs = settings === undefined ? 0 : Math.max(settings.ttlMs, 3 * intervalMs);
+  // A store only this process writes (or no instance to hold it for): nobody else could do the duty, no lease.
+  const leased = settings !== undefined && ctx.store.watch !== undefined;
   const holds = async (): Promise<boolean> => {
-    // A store only this process writes: nobody else could do the duty.
-    if (settings === undefined || ctx.store.watch === undefined) return true;
+    if (!leased) return true;
     const now = ctx.now().getTime();
     if (now < held.until - ttlMs / 2) return true;
     const mine = await runTransaction(ctx, async (tx) => {
       const lease = await getDutyLease(tx, duty);
-      const ours = lease?.holder === settings.instanceId;
+      const ours = lease?.holder === settings!.instanceId;
       if (lease !== undefined && !ours && now <= lease.until + ctx.clockSkewMs) return false;
-      putDutyLease(tx, { duty, holder: settings.instanceId, until: now + ttlMs, since: ours ? lease.since : new Date(now).toISOString() });
+      putDutyLease(tx, { duty, holder: settings!.instanceId, until: now + ttlMs, since: ours ? lease.since : new Date(now).toISOString() });
       if (!ours) ctx.log.info({ duty, from: lease?.holder ?? null }, 'maintenance duty taken by this instance');
       return true;
     });
@@ -63,7 +64,7 @@ export function dutyPeriodic(ctx: ServiceContext, duty: DutyName, intervalMs: nu
     try {
       mine = await holds();
     } finally {
-      ctx.metrics.dutyHeld.set({ duty }, held.until > 0 ? 1 : 0);
+      ctx.metrics.dutyHeld.set({ duty }, !leased || held.until > 0 ? 1 : 0);
     }
     if (!mine) return;
     ctx.metrics.dutyRuns.inc({ duty });
@@ -76,12 +77,12 @@ export function dutyPeriodic(ctx: ServiceContext, duty: DutyName, intervalMs: nu
     },
     async stop() {
       await runs.stop();
-      if (held.until === 0 || settings === undefined) return;
+      if (!leased || held.until === 0) return;
       held.until = 0;
       ctx.metrics.dutyHeld.set({ duty }, 0);
       // Given up for the next instance to take at its next tick; if this fails, the lease runs out by itself.
       await runTransaction(ctx, async (tx) => {
-        if ((await getDutyLease(tx, duty))?.holder === settings.instanceId) clearDutyLease(tx, duty);
+        if ((await getDutyLease(tx, duty))?.holder === settings!.instanceId) clearDutyLease(tx, duty);
       }).catch((error: unknown) => ctx.log.warn({ err: error, duty }, 'a maintenance duty was not given up at the stop; it passes to another instance when its lease runs out'));
     },
   };
