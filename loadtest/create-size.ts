@@ -25,7 +25,7 @@ import { createCheckpoint } from '../src/service/checkpoint-writes.js';
 import type { ServiceContext } from '../src/service/context.js';
 import { standaloneContext } from '../src/service/standalone.js';
 import { LmdbStore } from '../src/store/lmdb.js';
-import type { Bytes, Store, Transaction } from '../src/store/store.js';
+import type { Store, Transaction } from '../src/store/store.js';
 import { EvolvingBodies, checkpointBody } from './lib/http-payloads.js';
 import { createCommand } from './lib/scale-load.js';
 
@@ -48,10 +48,11 @@ function counting(store: Store, current: () => Tally): Store {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
         if (typeof value !== 'function') return value;
-        if (name === 'set' || name === 'setBlind')
-          return (key: Bytes, v: Bytes) => {
+        // Every mutation that writes a key: plain sets, stamped keys (events) and atomic adds (the event clock).
+        if (name === 'set' || name === 'setBlind' || name === 'setStamped' || name === 'add')
+          return (...args: unknown[]) => {
             count.set += 1;
-            return (value as (k: Bytes, v: Bytes) => void).call(target, key, v);
+            return (value as (...a: unknown[]) => void).apply(target, args);
           };
         if (name === 'clear' || name === 'clearBlind' || name === 'clearRange' || name === 'clearPrefix')
           return (...args: unknown[]) => {
