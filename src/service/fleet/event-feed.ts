@@ -123,18 +123,12 @@ export class EventNotifier implements CommitNotifier {
     };
   }
 
-  /** Tenants with open streams in this process: on a store with watches, one watch each. */
-  get tenants(): number {
-    return this.feeds.size;
-  }
-
   private open(tenant: string): TenantFeed {
     const feed = new TenantFeed(tenant, this.log);
     // A store without watches is held by this process alone (LMDB): its commits are all this process's, and notify() sees them.
-    const watch = this.store?.watch;
-    if (watch !== undefined) {
-      const store = this.store!;
-      void feed.run((key) => watch.call(store, key)).catch((error: unknown) => this.log.error({ err: error, tenant }, 'event streams: the watch loop stopped'));
+    const store = this.store;
+    if (store?.watch !== undefined) {
+      void feed.run(store.watch.bind(store)).catch((error: unknown) => this.log.error({ err: error, tenant }, 'event streams: the watch loop stopped'));
     }
     return feed;
   }
