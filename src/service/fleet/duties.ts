@@ -39,23 +39,24 @@ export interface DutySettings {
  * store, and over a shared store while it holds the duty's lease.
  */
 export function dutyPeriodic(ctx: ServiceContext, duty: DutyName, intervalMs: number, work: (state: { readonly stopped: boolean }) => Promise<void>): Periodic {
-  const settings = ctx.duties;
+  // The instance that takes the duty's lease; none over a store only this process writes (or with no instance to
+  // hold it for), where nobody else could do the duty.
+  const me = ctx.store.watch === undefined ? undefined : ctx.duties?.instanceId;
+  const leased = me !== undefined;
+  const ttlMs = Math.max(ctx.duties?.ttlMs ?? 0, 3 * intervalMs);
   const held = { until: 0 };
-  const ttlMs = settings === undefined ? 0 : Math.max(settings.ttlMs, 3 * intervalMs);
-  // A store only this process writes (or no instance to hold it for): nobody else could do the duty, no lease.
-  const leased = settings !== undefined && ctx.store.watch !== undefined;
   const holds = async (): Promise<boolean> => {
-    if (!leased) return true;
+    if (me === undefined) return true;
     const now = ctx.now().getTime();
     if (now < held.until - ttlMs / 2) return true;
-    const mine = await runTransaction(ctx, async (tx) => {
+    const { mine, from } = await runTransaction(ctx, async (tx) => {
       const lease = await getDutyLease(tx, duty);
-      const ours = lease?.holder === settings!.instanceId;
-      if (lease !== undefined && !ours && now <= lease.until + ctx.clockSkewMs) return false;
-      putDutyLease(tx, { duty, holder: settings!.instanceId, until: now + ttlMs, since: ours ? lease.since : new Date(now).toISOString() });
-      if (!ours) ctx.log.info({ duty, from: lease?.holder ?? null }, 'maintenance duty taken by this instance');
-      return true;
+      const ours = lease?.holder === me;
+      if (lease !== undefined && !ours && now <= lease.until + ctx.clockSkewMs) return { mine: false, from: lease.holder };
+      putDutyLease(tx, { duty, holder: me, until: now + ttlMs, since: ours ? lease.since : new Date(now).toISOString() });
+      return { mine: true, from: lease?.holder };
     });
+    if (mine && from !== me) ctx.log.info({ duty, from: from ?? null }, 'maintenance duty taken by this instance');
     held.until = mine ? now + ttlMs : 0;
     return mine;
   };
@@ -82,7 +83,7 @@ export function dutyPeriodic(ctx: ServiceContext, duty: DutyName, intervalMs: nu
       ctx.metrics.dutyHeld.set({ duty }, 0);
       // Given up for the next instance to take at its next tick; if this fails, the lease runs out by itself.
       await runTransaction(ctx, async (tx) => {
-        if ((await getDutyLease(tx, duty))?.holder === settings!.instanceId) clearDutyLease(tx, duty);
+        if ((await getDutyLease(tx, duty))?.holder === me) clearDutyLease(tx, duty);
       }).catch((error: unknown) => ctx.log.warn({ err: error, duty }, 'a maintenance duty was not given up at the stop; it passes to another instance when its lease runs out'));
     },
   };
