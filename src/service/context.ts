@@ -16,7 +16,6 @@ import { Repository, type Corruption, type Sealing } from './repository/reposito
 import { runTransaction } from './transactions.js';
 import type { Signer } from './signing.js';
 import type { TaskLanes } from './task-lanes.js';
-import type { DutySettings } from './fleet/duties.js';
 
 export interface ServiceLogger {
   info(fields: object, message: string): void;
@@ -31,6 +30,12 @@ export interface ServiceLogger {
  */
 export interface IntegrityReporter {
   report(ctx: ServiceContext, actor: Actor, found: readonly Corruption[]): Promise<void>;
+}
+
+/** What the fleet's maintenance duties need of the instance (`fleet/duties.ts`): who it is and how long a duty's lease lasts. */
+export interface DutySettings {
+  instanceId: string;
+  ttlMs: number;
 }
 
 /** Wakes live event streams after a commit; `EventNotifier` in fleet/event-feed.ts is the one implementation. */

@@ -27,12 +27,6 @@ import { runTransaction } from '../transactions.js';
 
 export type DutyName = 'lease-sweep' | 'operation-sweep' | 'maintenance';
 
-/** What the duties need of the instance: who it is and how long a lease lasts. */
-export interface DutySettings {
-  instanceId: string;
-  ttlMs: number;
-}
-
 /**
  * Runs `work` every `intervalMs`, as {@link periodic} does, on the runs when
  * this instance holds `duty`: always where no other process writes the
