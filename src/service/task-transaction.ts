@@ -94,7 +94,7 @@ export async function runInTask<T>(
     if (!SWEEPER_KINDS.has(command.kind)) noteCompaction(defaults, repo, head, now);
     await repo.tasks.putHead(head);
     repo.events.append(events);
-    // Other instances' streams of the tenant wake through the store (`fleet/event-watch.ts`).
+    // Other instances' streams of the tenant wake through the store (`fleet/event-feed.ts`).
     if (events.length > 0 && ctx.store.watch !== undefined) repo.events.tick();
     return result;
   };
