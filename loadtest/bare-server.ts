@@ -66,33 +66,30 @@ async function serve(): Promise<void> {
 
   app.get('/v1/checkpoints/:id', async () => latest);
 
-  const floorDir = process.env.BARE_FLOOR_DIR;
-  if (floorDir) {
-    const db = open({ path: floorDir, noSubdir: false, overlappingSync: false, noSync: false, compression: false, encoding: 'binary', keyEncoding: 'binary' });
-    app.post('/floor/checkpoints', async (request, reply) => {
+  /** A floor route: the parse, validation, canonical JSON and SHA-256 of a create, then `put` of the hashed document. */
+  const floor = (path: string, put: (key: Buffer, value: Buffer) => Promise<unknown>): void => {
+    app.post(path, async (request, reply) => {
       const parsed = checkpointInput.safeParse(request.body);
       if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
       const id = randomUUID();
       const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
       const hash = sha256Hex(canonical);
-      await db.put(Buffer.from(id), Buffer.from(canonical));
+      await put(Buffer.from(id), Buffer.from(canonical));
       return reply.code(201).send({ id, hash, ...parsed.data });
     });
+  };
+
+  const floorDir = process.env.BARE_FLOOR_DIR;
+  if (floorDir) {
+    const db = open({ path: floorDir, noSubdir: false, overlappingSync: false, noSync: false, compression: false, encoding: 'binary', keyEncoding: 'binary' });
+    floor('/floor/checkpoints', (key, value) => db.put(key, value));
   }
 
   const fdbPrefix = process.env.BARE_FDB_PREFIX;
   if (fdbPrefix && process.env.FDB_CLUSTER_FILE) {
     const { FdbStore } = await import('../src/store/fdb.js');
     const store = await FdbStore.open({ clusterFile: process.env.FDB_CLUSTER_FILE, prefix: fdbPrefix });
-    app.post('/floor-fdb/checkpoints', async (request, reply) => {
-      const parsed = checkpointInput.safeParse(request.body);
-      if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
-      const id = randomUUID();
-      const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });
-      const hash = sha256Hex(canonical);
-      await store.transact(async (tx) => tx.set(Buffer.from(id), Buffer.from(canonical)));
-      return reply.code(201).send({ id, hash, ...parsed.data });
-    });
+    floor('/floor-fdb/checkpoints', (key, value) => store.transact(async (tx) => tx.set(key, value)));
   }
 
   const address = await app.listen({ port, host });
