@@ -14,7 +14,8 @@
  * runs `bench:http`'s open loop after the closed one and prints its
  * latency and the memory under it. ALLOCATIONS=1 samples every allocation
  * of the measured loop, collected objects included (`allocation-sampler.mjs`),
- * and prints the kilobytes a request by function.
+ * and prints the kilobytes a request by function. BENCH_BODIES: `evolving`
+ * (the default, as `bench:http`) or `same`.
  *
  * @module
  */
@@ -25,7 +26,7 @@ import { join } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
-import { historyTaskId, taskId } from './lib/http-payloads.js';
+import { historyTaskId, taskId, useBodies } from './lib/http-payloads.js';
 import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
 import { closedLoop, getRequests, historyRequests, postRequests } from './lib/http-scenarios.js';
 import { summarize, type Profile } from './lib/profile-summary.js';
@@ -40,6 +41,7 @@ onInterrupt(async () => { await stopServers(); tempDirs.removeAll(); }, () => un
 process.on('exit', () => { killServers(); tempDirs.removeAll(); });
 
 async function main(): Promise<void> {
+  useBodies(process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving');
   const out = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'prof-'));
   mkdirSync(out, { recursive: true });
   const dataDir = tempDirs.make('data');
