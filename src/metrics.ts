@@ -138,6 +138,16 @@ export function createMetrics() {
       help: 'Age of the oldest operation in the local write queue, in seconds; 0 when empty.',
       registers,
     }),
+    indexerMerged: new Counter({
+      name: 'indexer_merged_total',
+      help: 'Checkpoints whose words this instance merged from the full-text pending list into the index.',
+      registers,
+    }),
+    indexerBacklog: new Gauge({
+      name: 'indexer_backlog',
+      help: "Checkpoints created through this instance whose words are not merged into the full-text index yet, as far as it knows (per process).",
+      registers,
+    }),
   };
   // Every series a dashboard or an alert reads exists from the start, at zero, so an absent series never hides a fault.
   metrics.auditVerifications.inc({ result: 'ok' }, 0);

@@ -69,6 +69,13 @@ export interface VaultPort {
   openRecord(payload: Buffer): Buffer;
 }
 
+export interface IndexerPort {
+  /** A create added an entry to the pending list. */
+  poke(): void;
+  /** Resolves when a create may go on (the pending list is within its bound). */
+  admit(): Promise<void>;
+}
+
 export interface ServiceContext {
   store: Store;
   /** The trace this work belongs to (the request's span context, a background pass's); spans below are its children. */
@@ -91,6 +98,8 @@ export interface ServiceContext {
   instanceId?: string;
   /** Who does the fleet's maintenance duties (`fleet/duties.ts`); absent in a tool that runs none. */
   duties?: DutySettings;
+  /** Merges the full-text pending list into the index (`indexer/indexer.ts`); absent where nothing merges it (a tool, a unit test). */
+  indexer?: IndexerPort;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** How far instances' clocks may disagree (ms): a lease stays its holder's until this long after its expiry. */

@@ -27,6 +27,7 @@ import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { isOutage } from './transactions.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
+import { Indexer } from './indexer/indexer.js';
 import { adoptSettings, settingsOf } from './fleet/settings.js';
 import { announceInstance, instanceId, leaveFleet, startInstanceRefresh } from './fleet/instance.js';
 
@@ -107,6 +108,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
   const instance = instanceId(queue === undefined ? undefined : queueDirOf(config));
   const ctx: ServiceContext = { ...base, instanceId: instance, duties: { instanceId: instance, ttlMs: config.dutyTtlMs }, ...(queue ? { queue } : {}) };
+  // On the context before it starts: creates poke it, and it merges once started.
+  const indexer = new Indexer(ctx);
+  ctx.indexer = indexer;
   await announce(ctx, instance);
 
   let stops: Array<() => Promise<void>> = [];
@@ -126,8 +130,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       const operations = startOperationSweeper(ctx, { intervalMs: config.operationSweepMs });
       const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs });
       const refresh = startInstanceRefresh(ctx, instance);
+      indexer.start();
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
-      stops = [() => replayer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => indexer.stop(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
     async drainQueue(withinMs) {

@@ -29,8 +29,10 @@ import {
   type IndexName,
   type ReadBudget,
   type Repository,
+  type PendingEntry,
   type TermRun,
 } from './repository/repository.js';
+import { PENDING_LIMIT } from './indexer/limits.js';
 import { MAX_OPEN_RUNS, MAX_RUNS, mergeRuns, scanBound, type Bound, type LegacyIndex, type PageStop, type TimeRange } from './search-terms.js';
 
 export interface SearchQuery {
@@ -146,14 +148,22 @@ function scanFilter(query: SearchQuery): [IndexName, string] {
 /** The runs that drive a page, and the index of older entries merged with them. */
 type Driver = { runs: TermRun[]; legacy: LegacyIndex | undefined };
 
-/** A path first (its runs and its older index entries), then the words of `q`. */
+/**
+ * A path first (its runs and its older index entries), then the words of
+ * `q`. Checkpoints whose words wait in the pending list (`pending-terms.ts`)
+ * count as runs of one beside the merged runs, so a checkpoint is found the
+ * moment its create commits; a list longer than the indexer lets it grow
+ * ({@link PENDING_LIMIT}) is not read, and the page scans an index instead.
+ */
 async function driverOf(repo: Repository, plan: Plan): Promise<Driver | undefined> {
+  const waiting = await repo.terms.waiting(PENDING_LIMIT);
+  if (waiting === undefined) return undefined;
   if (plan.path !== undefined) {
-    const runs = await rarestRuns(repo, [plan.path.word]);
+    const runs = await rarestRuns(repo, [plan.path.word], waiting);
     if (runs !== undefined) return { runs, legacy: plan.path.legacy };
   }
   if (plan.words === undefined) return undefined;
-  const runs = await rarestRuns(repo, plan.words);
+  const runs = await rarestRuns(repo, plan.words, waiting);
   return runs === undefined ? undefined : { runs, legacy: undefined };
 }
 
@@ -162,20 +172,32 @@ async function driverOf(repo: Repository, plan: Plan): Promise<Driver | undefine
  * word has more than {@link MAX_RUNS}. Each word is asked for a few runs
  * first and for up to {@link MAX_RUNS} only when none fits, so a rare word
  * beside a common one costs about as many keys as the rare word has runs,
- * and a common word at most one read of MAX_RUNS keys.
+ * and a common word at most one read of MAX_RUNS keys. The `waiting`
+ * checkpoints that hold a word are runs of one of it.
  */
-async function rarestRuns(repo: Repository, words: readonly string[]): Promise<TermRun[] | undefined> {
-  const keys = words.map((word) => repo.terms.word(word));
+async function rarestRuns(repo: Repository, words: readonly string[], waiting: readonly PendingEntry[]): Promise<TermRun[] | undefined> {
+  const keys = words.map((word) => ({ key: repo.terms.word(word), pending: waitingRuns(waiting, repo.terms.word(word), indexTerm(word)) }));
   for (let limit = FIRST_RUNS; ; limit = MAX_RUNS) {
     let rarest: TermRun[] | undefined;
-    for (const key of keys) {
-      const runs = await repo.terms.runs(key, rarest === undefined ? limit : rarest.length - 1);
+    for (const { key, pending } of keys) {
+      const room = (rarest === undefined ? limit : rarest.length - 1) - pending.length;
+      const merged = room < 0 ? undefined : await repo.terms.runs(key, room);
+      const runs = merged === undefined ? undefined : merged.concat(pending);
       // Each open run costs a read before the page can start: a word open in many tasks is common.
       if (runs !== undefined && runs.filter((run) => run.last === undefined).length <= MAX_OPEN_RUNS) rarest = runs;
       if (rarest?.length === 0) return rarest;
     }
     if (rarest !== undefined || limit === MAX_RUNS) return rarest;
   }
+}
+
+/** The waiting checkpoints that hold a word (as the index spells it, or plain, from before encryption was on), as runs of one. */
+function waitingRuns(waiting: readonly PendingEntry[], key: string, plain: string): TermRun[] {
+  const runs: TermRun[] = [];
+  for (const entry of waiting) {
+    if (entry.words.includes(key) || (plain !== key && entry.words.includes(plain))) runs.push({ taskId: entry.taskId, start: entry.at, last: entry.at });
+  }
+  return runs;
 }
 
 /** The runs each word is asked for first. */

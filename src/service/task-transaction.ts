@@ -102,16 +102,21 @@ export async function runInTask<T>(
   // A client's key is always recorded, for its retries, and an id chosen to apply once; a queued write too, for a
   // replay after a crash; a minted id otherwise only where a store may run a committed body again.
   const recorded = command.idempotency !== undefined || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
+  // The attempt that committed: whether it left words for the indexer.
+  let committed: Repository | undefined;
   const transaction = async () => {
     const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, actor.tenant);
     return runTransaction(ctx, (tx) => {
       const repo = new Repository(tx, actor.tenant, sealing);
+      committed = repo;
       return recorded ? repo.operations.once(command.operationId, command.idempotency === 'client', `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
     });
   };
   try {
+    if (command.kind === 'checkpoint.create') await ctx.indexer?.admit();
     const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);
+    if (committed?.terms.pending.added === true) ctx.indexer?.poke();
     return { result: outcome.result, replayed: !outcome.applied || unchanged };
   } catch (error) {
     if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');

@@ -36,8 +36,10 @@ export const SPACES = {
   terms: 'tr',
   /** `(taskId, startAt, startId)` → the words whose runs start there: each task's runs, for a purge and a re-blinding pass. */
   taskTerms: 'tt',
-  /** `(taskId)` → the words of the task's newest checkpoint, whose runs are open. */
+  /** `(taskId)` → the words of the task's newest merged checkpoint, whose runs are open. */
   openTerms: 'to',
+  /** `(taskId, createdAt, checkpointId)` → the previous position and the words of a checkpoint not yet merged into the runs (`pending-terms.ts`). */
+  pendingTerms: 'tp',
   /** `(parentId, childId)` → empty; `parents (childId)` → parentId. */
   links: 'lnk',
   parents: 'par',
@@ -230,9 +232,11 @@ export const SYSTEM_SPACES = {
   instances: 'ins',
   /** `(keyId)` → a public key that signed something (a finalization, an evidence bundle), listed by `GET /v1/keys` on every instance. */
   signingKeys: 'sig',
+  /** `(tenant)` → empty; a tenant whose full-text pending list may hold checkpoints, for the indexer. */
+  termsDue: 'tdq',
   /** `()` → the settings that remove data (default keepLast, expiry, retention; event and operation retention), shared by every instance. */
   settings: 'set',
-  /** `(duty)` → the lease of a maintenance duty (lease sweep, operation sweep, maintenance): its holder and until when, so one instance does it at a time. */
+  /** `(duty)` → the lease of a maintenance duty (lease sweep, operation sweep, maintenance, indexer): its holder and until when, so one instance does it at a time. */
   duties: 'duty',
   /** `()` → the re-seal pass (`baton rekey`): who runs it, its progress and heartbeat, so every instance reports the same pass and only one runs. */
   rekey: 'rk',

@@ -25,7 +25,7 @@ import { periodic, type Periodic } from '../maintenance/periodic.js';
 import { clearDutyLease, getDutyLease, putDutyLease } from '../repository/repository.js';
 import { runTransaction } from '../transactions.js';
 
-export type DutyName = 'lease-sweep' | 'operation-sweep' | 'maintenance';
+export type DutyName = 'lease-sweep' | 'operation-sweep' | 'maintenance' | 'indexer';
 
 /**
  * Runs `work` every `intervalMs`, as {@link periodic} does, on the runs when

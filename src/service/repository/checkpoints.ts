@@ -180,7 +180,7 @@ export class CheckpointRows {
     const historyKey = this.ks.history.pack(checkpoint.taskId, seq);
     this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
     this.index.update(undefined, checkpoint);
-    await this.terms.append(checkpoint, previous);
+    this.terms.enqueue(checkpoint, previous);
   }
 
   /**
@@ -235,6 +235,7 @@ export class CheckpointRows {
     this.tx.clear(this.ks.ids.pack(checkpoint.id));
     this.tx.clear(this.ks.history.pack(checkpoint.taskId, seq));
     this.index.update(checkpoint, undefined);
+    this.terms.pending.forget(checkpoint.taskId, { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id });
   }
 
   /**
@@ -249,6 +250,7 @@ export class CheckpointRows {
     const revisions = this.ks.revisions.range(checkpoint.id);
     this.tx.clearRange(revisions.begin, revisions.end);
     this.index.update(checkpoint, undefined);
+    this.terms.pending.forget(checkpoint.taskId, { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id });
   }
 
   /** What a compacted checkpoint left behind (its id and history slot), removed by a purge. */

@@ -39,6 +39,7 @@ const SEALED: Readonly<Record<ValueSpace, boolean>> = {
   terms: false,
   taskTerms: false,
   openTerms: false,
+  pendingTerms: false,
   parents: false,
   audit: true,
   events: true,

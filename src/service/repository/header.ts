@@ -28,11 +28,14 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * entries (`lexp`, `texp`) are bucketed (`expiry-buckets.ts`); an earlier
  * release neither finds them nor clears them when it renews a lease or
  * moves a task's expiry, and a stale task expiry entry is found due at
- * every sweep from then on. An earlier tenant is raised to 3 when this
- * version first writes to it, so an earlier release stops writing to it;
- * the entries that release wrote are still read and cleared.
+ * every sweep from then on. 4: a create's words wait in the full-text
+ * pending list until the indexer merges them (`pending-terms.ts`); a
+ * release that updates the runs inline would misplace them beside it. An
+ * earlier tenant is raised to 4 when this version first writes to it, so an
+ * earlier release stops writing to it; what that release wrote is still
+ * read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 3;
+export const STORE_FORMAT = 4;
 
 export interface StoreHeader {
   format: number;

@@ -59,7 +59,7 @@ export class Repository {
     const codecs = codecsFor(sealing);
     this.index = new IndexRows(tx, ks.index, codecs, sealing);
     this.tasks = new TaskRows(tx, ks, codecs);
-    this.terms = new TermRows(tx, ks, codecs, sealing);
+    this.terms = new TermRows(tx, ks, codecs, sealing, tenant);
     this.checkpoints = new CheckpointRows(tx, ks, this.index, this.terms, codecs);
     this.links = new LinkRows(tx, ks, codecs);
     this.audit = new AuditRows(tx, ks, codecs);
@@ -98,6 +98,7 @@ export class Repository {
 export type { Corruption, HistoryEntry, Loaded, RevisionEntry } from './checkpoints.js';
 export { filePaths, indexTerm, labelTerm, fileWord, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
 export { comparePositions, type TermRun } from './terms.js';
+export { tenantsWithPendingTerms, type PendingEntry } from './pending-terms.js';
 export { dueLeases, type DueLease } from './lease-expiry.js';
 export { expireOperations } from './operation-expiry.js';
 export { expiredTasks, pendingJobs, type Job } from './maintenance-jobs.js';

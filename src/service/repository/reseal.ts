@@ -63,7 +63,7 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
   const space = ks[name] as Subspace;
   const range = space.range();
   const rows = await tx.getRange(at.after === undefined ? range.begin : Buffer.concat([at.after, AFTER]), range.end, { limit: ROWS_PER_BATCH });
-  const terms = new TermRows(tx, ks, codecsFor(sealing), sealing);
+  const terms = new TermRows(tx, ks, codecsFor(sealing), sealing, tenant);
   for (const row of rows) {
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
     out.scanned += 1;

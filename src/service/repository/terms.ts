@@ -34,6 +34,7 @@ import { unpackStrings, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, fileWordsOf, type IndexPosition } from './indexes.js';
+import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 
 /** One run of a word in one task: `last` undefined while it is open. */
 export interface TermRun {
@@ -78,12 +79,18 @@ class OpenRunsCache {
 const OPEN_RUNS = new OpenRunsCache(1024);
 
 export class TermRows {
+  /** The checkpoints whose words are not merged into the runs yet (`pending-terms.ts`). */
+  readonly pending: PendingTermRows;
+
   constructor(
     private readonly tx: Transaction,
-    private readonly spaces: { terms: Subspace; taskTerms: Subspace; openTerms: Subspace },
+    private readonly spaces: { terms: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace },
     private readonly codecs: Codecs,
     private readonly sealing: Sealing | undefined,
-  ) {}
+    tenant: string,
+  ) {
+    this.pending = new PendingTermRows(tx, tenant, spaces.pendingTerms, codecs.pendingTerms);
+  }
 
   /**
    * A checkpoint's words as the index keys hold them, in index form and
@@ -110,33 +117,67 @@ export class TermRows {
 
   /**
    * A new checkpoint, the task's newest, after `previous` (the newest before
-   * it, absent for the task's first): its words that the previous one lacked
-   * open runs, and the runs of the previous one's words it lacks end there.
-   * Point reads and writes only: a range read inside a write is dearer.
+   * it, absent for the task's first): its words wait in the pending list
+   * (`pending-terms.ts`) until the indexer merges them ({@link merge}).
    */
-  async append(checkpoint: Checkpoint, previous: IndexPosition | undefined): Promise<void> {
-    const { taskId } = checkpoint;
-    const words = this.wordsOf(checkpoint);
-    const open: ReadonlyMap<string, IndexPosition> = previous === undefined ? new Map() : await this.openRuns(taskId);
-    const next = new Map<string, IndexPosition>();
+  enqueue(checkpoint: Checkpoint, previous: IndexPosition | undefined): void {
+    this.pending.add(checkpoint.taskId, positionOf(checkpoint), previous, this.wordsOf(checkpoint));
+  }
+
+  /**
+   * Merges a task's pending checkpoints, in the task's order, into its runs,
+   * and takes them off the list: each one's words that the one before it
+   * lacked open runs, and the runs of the one before's words it lacks end
+   * at the one before. The task's open runs are read and written once for
+   * the lot, which is what makes a batch cheaper per checkpoint than a merge
+   * of each alone. Point reads and writes only.
+   */
+  async merge(taskId: string, entries: readonly PendingEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    let open: ReadonlyMap<string, IndexPosition> = entries[0]!.previous === undefined ? new Map() : await this.openRuns(taskId);
     let changed = false;
-    for (const [word, start] of open) {
-      if (words.has(word)) next.set(word, start);
-      else {
-        this.tx.set(await this.openKey(word, taskId, start), this.lastValue(previous!));
+    for (const entry of entries) {
+      this.pending.remove(entry);
+      // A task's first checkpoint (again, after a purge) starts every run afresh.
+      if (entry.previous === undefined) open = new Map();
+      const words = new Set(entry.words.map((word) => this.respelled(word)));
+      const next = new Map<string, IndexPosition>();
+      for (const [word, start] of open) {
+        if (words.has(word)) next.set(word, start);
+        else {
+          this.tx.set(await this.openKey(word, taskId, start), this.lastValue(entry.previous!));
+          changed = true;
+        }
+      }
+      const at = entry.at;
+      const started: string[] = [];
+      for (const word of words) {
+        if (next.has(word)) continue;
+        this.tx.set(this.runKey(word, taskId, at), OPEN);
+        started.push(word);
+        next.set(word, at);
+      }
+      if (started.length > 0) {
+        this.listStarts(taskId, at, started, []);
         changed = true;
       }
+      open = next;
     }
-    const at = positionOf(checkpoint);
-    const started: string[] = [];
-    for (const word of words) {
-      if (next.has(word)) continue;
-      this.tx.set(this.runKey(word, taskId, at), OPEN);
-      started.push(word);
-      next.set(word, at);
-    }
-    if (started.length > 0) this.listStarts(taskId, at, started, []);
-    if (changed || started.length > 0) this.writeOpenRuns(taskId, next);
+    if (changed) this.writeOpenRuns(taskId, open);
+  }
+
+  /**
+   * Up to `limit` checkpoints waiting to be merged, in key order, for a search
+   * to read beside the runs; undefined when there are more.
+   */
+  async waiting(limit: number): Promise<PendingEntry[] | undefined> {
+    const { entries } = await this.pending.list(limit + 1);
+    return entries.length > limit ? undefined : entries;
+  }
+
+  /** A word of a pending entry as the runs spell it now: written plain before encryption was on, it is blinded. */
+  private respelled(word: string): string {
+    return this.sealing === undefined || word.startsWith('~') ? word : this.sealing.blind(word);
   }
 
   /**
@@ -170,6 +211,12 @@ export class TermRows {
     if (gained.length === 0 && lost.length === 0) return;
     const { taskId } = after;
     const at = positionOf(after);
+    // Not merged yet: its entry in the pending list takes its words as they are now, and the runs wait for the merge.
+    const waiting = await this.pending.get(taskId, at);
+    if (waiting !== undefined) {
+      this.pending.rewrite(waiting, now);
+      return;
+    }
     const listed = await this.startsAt(taskId, at);
     const starting = new Set(listed);
     const dropped = new Set<string>();
@@ -210,6 +257,8 @@ export class TermRows {
    * task's open runs go with the last. `done` once none is left.
    */
   async clearTask(taskId: string, limit: number, allows: (bytes: number) => boolean = () => true): Promise<{ cleared: number; done: boolean }> {
+    // First, so that the indexer has nothing of the task left to merge behind the purge.
+    this.pending.clearTask(taskId);
     const { begin, end } = this.spaces.taskTerms.range(taskId);
     const rows = await this.tx.getRange(begin, end, { limit });
     let cleared = 0;

@@ -4,7 +4,7 @@
  * must appear; results are complete, newest first and paged with the cursor
  * like every search; a tenant finds only its own checkpoints.
  */
-import { Inserter } from '../../support/insert.js';
+import { Inserter, mergePending } from '../../support/insert.js';
 import { describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint.js';
@@ -199,12 +199,16 @@ describe('complete results, paged', () => {
       made.push((res.json() as { id: string }).id);
       clock.advance(60_000);
     }
+    // Both merged into the runs before the changes step their paths (a change to a checkpoint still pending rewrites only its entry).
+    await mergePending(app().store, 'default');
     for (let round = 0; round < 30; round++) {
       for (const id of made) {
         const res = await send('PATCH', `/v1/checkpoints/${id}`, { metrics: { filesModified: [`src/round-${round}.ts`] } }, { 'if-match': `"${round + 1}"` });
         expect(res.statusCode, res.body).toBe(200);
       }
     }
+    // The runs as the indexer leaves them once it has caught up.
+    await mergePending(app().store, 'default');
     const { terms, taskTerms } = keyspaceOf('default');
     const [runs, listed] = await app().store.transact(
       async (tx) => [
@@ -228,6 +232,7 @@ describe('complete results, paged', () => {
     expect(created.statusCode, created.body).toBe(201);
     const old = created.json() as { id: string; taskId: string; createdAt: string };
     clock.advance(60_000);
+    await mergePending(app().store, 'default');
     // Stored before paths were runs: no runs at all, and one index entry per path.
     const { index } = keyspaceOf('default');
     const legacyKey = index.pack('file', 'src/lynx cat.ts', old.createdAt, old.id);

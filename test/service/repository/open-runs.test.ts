@@ -28,7 +28,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const rows = (tx: Parameters<Parameters<LmdbStore['transact']>[0]>[0]) => new TermRows(tx, ks, codecsFor(undefined), undefined);
+const rows = (tx: Parameters<Parameters<LmdbStore['transact']>[0]>[0]) => new TermRows(tx, ks, codecsFor(undefined), undefined, 'tenant-open-runs');
 const read = () => store.transact(async (tx) => [...(await rows(tx).openRuns('task-1'))].map(([word, start]) => [word, start.checkpointId]), { readOnly: true });
 
 describe('open runs', () => {

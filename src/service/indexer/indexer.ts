@@ -1,0 +1,154 @@
+/**
+ * The indexer: merges the full-text pending list (`repository/pending-terms.ts`)
+ * into the word runs (`repository/terms.ts`), off the request path, as
+ * PostgreSQL's GIN `fastupdate` merges its pending list in bulk. A create
+ * adds its words to the list in its own transaction and pokes the indexer;
+ * the indexer waits a moment for more, then merges each tenant's list in
+ * batches of {@link MERGE_BATCH}, one transaction each, every task's pending
+ * checkpoints together. A batch merges and removes its entries atomically,
+ * so after a crash the list holds exactly what is left: nothing is merged
+ * twice or lost. It is a duty (`fleet/duties.ts`): over FoundationDB one
+ * instance at a time merges; the others' creates are merged by the holder,
+ * found through the tenants marked due, at least once a second.
+ *
+ * The list is bounded: a search reads it whole beside the runs, so once
+ * this instance's unmerged creates pass half of {@link PENDING_LIMIT},
+ * creates wait for the merge in progress ({@link Indexer.admit}) rather
+ * than let searches degrade.
+ *
+ * @module
+ */
+import type { ServiceContext } from '../context.js';
+import { DutyHold } from '../fleet/duties.js';
+import { periodic, type Periodic } from '../maintenance/periodic.js';
+import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
+import { runTransaction } from '../transactions.js';
+import { MERGE_BATCH, PENDING_LIMIT } from './limits.js';
+
+/** How long a poke waits for more creates before the merge starts: the batch a busy tenant's merge takes. */
+const POKE_DELAY_MS = 20;
+/** How often the indexer looks for tenants marked due without a poke (another instance's creates, a restart). */
+const SWEEP_MS = 1_000;
+/** Tenants read per page of the due marks. */
+const TENANT_PAGE = 100;
+
+export interface IndexerFigures {
+  /** Checkpoints merged since start. */
+  merged: number;
+  /** Merge transactions committed since start. */
+  batches: number;
+  /** This instance's creates not merged yet, as far as it knows. */
+  backlog: number;
+}
+
+export class Indexer {
+  private readonly hold: DutyHold;
+  private timer: Periodic | undefined;
+  private poked: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private unmerged = 0;
+  private merged = 0;
+  private batches = 0;
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.hold = new DutyHold(ctx, 'indexer');
+  }
+
+  /** Starts the periodic sweep; pokes merge from now on. */
+  start(): void {
+    this.timer ??= periodic('indexer', SWEEP_MS, this.ctx.log, () => this.pass());
+  }
+
+  /** Stops, letting the merge in progress finish, and hands the duty back. */
+  async stop(): Promise<void> {
+    clearTimeout(this.poked);
+    this.poked = undefined;
+    await this.timer?.stop();
+    this.timer = undefined;
+    await this.running;
+    await this.hold.release().catch(() => undefined);
+  }
+
+  /** A create committed an entry to the list: a merge starts shortly. */
+  poke(): void {
+    this.unmerged += 1;
+    this.ctx.metrics.indexerBacklog.set(this.unmerged);
+    if (this.timer === undefined || this.poked !== undefined) return;
+    this.poked = setTimeout(() => {
+      this.poked = undefined;
+      void this.timer?.kick();
+    }, POKE_DELAY_MS);
+    this.poked.unref();
+  }
+
+  /** Resolves when a create may go on: at once, unless this instance's unmerged creates are past half the list's bound. */
+  async admit(): Promise<void> {
+    while (this.timer !== undefined && this.unmerged > PENDING_LIMIT / 2) {
+      const before = this.merged;
+      await this.timer.kick();
+      // Another instance holds the duty (or the store is down): waiting here would not shorten the list.
+      if (this.merged === before) return;
+    }
+  }
+
+  figures(): IndexerFigures {
+    return { merged: this.merged, batches: this.batches, backlog: this.unmerged };
+  }
+
+  /** Merges every tenant marked due, until each one's list is empty; once at a time. */
+  pass(): Promise<void> {
+    this.running ??= this.mergeAll().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async mergeAll(): Promise<void> {
+    if (!(await this.hold.hold())) return;
+    let after: string | undefined;
+    for (;;) {
+      const tenants = await runTransaction(this.ctx, (tx) => tenantsWithPendingTerms(tx, after, TENANT_PAGE), { readOnly: true });
+      for (const tenant of tenants) await this.mergeTenant(tenant);
+      if (tenants.length < TENANT_PAGE) return;
+      after = tenants.at(-1);
+    }
+  }
+
+  /** Merges one tenant's list in batches until a batch finds it empty, which clears the tenant's mark. */
+  private async mergeTenant(tenant: string): Promise<void> {
+    const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
+    for (;;) {
+      const count = await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)));
+      if (count === 0) return;
+      this.merged += count;
+      this.batches += 1;
+      this.unmerged = Math.max(0, this.unmerged - count);
+      this.ctx.metrics.indexerMerged.inc(count);
+      this.ctx.metrics.indexerBacklog.set(this.unmerged);
+      if (this.timer?.stopped === true) return;
+    }
+  }
+}
+
+/**
+ * One merge transaction: up to `limit` entries of the tenant's
+ * list, each task's merged together; 0 when the list is empty (the tenant's
+ * mark is cleared then).
+ */
+export async function mergeBatch(repo: Repository, limit = MERGE_BATCH): Promise<number> {
+  const { entries } = await repo.terms.pending.list(limit);
+  if (entries.length === 0) {
+    repo.terms.pending.settled();
+    return 0;
+  }
+  let group: PendingEntry[] = [];
+  for (const entry of entries) {
+    if (group.length > 0 && group[0]!.taskId !== entry.taskId) {
+      await repo.terms.merge(group[0]!.taskId, group);
+      group = [];
+    }
+    group.push(entry);
+  }
+  await repo.terms.merge(group[0]!.taskId, group);
+  return entries.length;
+}
