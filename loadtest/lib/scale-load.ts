@@ -1,7 +1,7 @@
 /**
  * Loading a store in this process, through the service layer and not HTTP:
  * an `LmdbStore`, a `ServiceContext` from `standaloneContext` (the one the
- * service tests use), and `createCheckpoint` with the same `CreateCheckpoint` command
+ * service tests use) with an indexer (`service/indexer/`), and `createCheckpoint` with the same `CreateCheckpoint` command
  * the create route builds (body validated by the route's own schema). About
  * LOAD_IN_FLIGHT creates are kept in flight, so LMDB's group commit takes
  * many writes per fsync, as it does under a busy server. Also counting the
@@ -17,6 +17,7 @@ import type { Actor, CreateCheckpoint } from '../../src/domain/commands.js';
 import { newId } from '../../src/domain/ids.js';
 import { createCheckpoint } from '../../src/service/checkpoint-writes.js';
 import { snapshot, type ServiceContext } from '../../src/service/context.js';
+import { Indexer } from '../../src/service/indexer/indexer.js';
 import { standaloneContext } from '../../src/service/standalone.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { LOAD_IN_FLIGHT, PROGRESS_EVERY } from './scale-config.js';
@@ -52,6 +53,10 @@ export interface LoadFigures {
 export async function loadStore(dir: string, shape: StoreShape, progress?: (line: string) => void): Promise<LoadFigures> {
   const store = LmdbStore.open({ path: dir });
   const ctx = standaloneContext(store);
+  // The indexer merges the full-text pending list as the load goes, as a server's does (and holds creates back when it falls behind).
+  const indexer = new Indexer(ctx);
+  ctx.indexer = indexer;
+  indexer.start();
   const started = performance.now();
   const seconds = (): number => (performance.now() - started) / 1000;
   let next = 0;
@@ -73,7 +78,10 @@ export async function loadStore(dir: string, shape: StoreShape, progress?: (line
   };
   try {
     await Promise.all(Array.from({ length: Math.min(LOAD_IN_FLIGHT, shape.checkpoints) }, worker));
+    // What is left pending is merged before the directory is reused: the reads measure the index as a caught-up indexer leaves it.
+    await indexer.pass();
   } finally {
+    await indexer.stop();
     await store.close();
   }
   return { checkpoints: done, tasks: shape.tasks, seconds: round(seconds(), 2), perSec: round(done / seconds(), 0) };
