@@ -2,8 +2,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect } from 'vitest';
+import * as tuple from 'fdb-tuple';
+import { mergePending } from '../../../support/insert.js';
 import { ERRORS } from '../../../../src/errors.js';
-import { systemKeyspace } from '../../../../src/store/keyspace.js';
 import { auth, buildTestApp, checkpointBody, TOKENS, type TestApp } from '../../../support/app.js';
 
 /*
@@ -81,17 +82,17 @@ export function useFixtures(): void {
 }
 
 /**
- * The instances' own bookkeeping, which the background work rewrites on its
- * own clock whatever the requests: each instance's entry (`ins`, refreshed
- * every few seconds) and the maintenance duties' leases (`duty`, taken and
- * renewed by the sweepers over a shared store).
+ * Every key and value of the tenants' data (`("baton", tenant, …)`), once the
+ * indexer has merged what the fixtures left pending. The system space
+ * (`"baton-system"`: the instance's entry, the indexer's duty lease, the
+ * marks of tenants with pending words) is the background's own bookkeeping.
  */
-const BOOKKEEPING = [systemKeyspace().instances.prefix, systemKeyspace().duties.prefix];
-
-/** Everything the store holds but the instances' bookkeeping, hashed: keys and values of the whole keyspace. */
 async function snapshot(): Promise<string> {
-  const all = await t.store.transact((tx) => tx.getRange(Buffer.from([0x00]), Buffer.from([0xff])));
-  const rows = all.filter(({ key }) => !BOOKKEEPING.some((prefix) => key.subarray(0, prefix.length).equals(prefix)));
+  await mergePending(t.store, 'default');
+  // `("baton", …)` packs as 0x02 "baton" 0x00 …: every tenant's keys lie before 0x02 "baton" 0x01.
+  const begin = Buffer.from(tuple.pack(['baton']));
+  const end = Buffer.concat([begin.subarray(0, begin.length - 1), Buffer.from([0x01])]);
+  const rows = await t.store.transact((tx) => tx.getRange(begin, end));
   const hash = createHash('sha256');
   for (const { key, value } of rows) {
     const lengths = Buffer.alloc(8);
