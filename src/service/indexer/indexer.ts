@@ -114,11 +114,18 @@ export class Indexer {
     }
   }
 
-  /** Merges one tenant's list in batches until a batch finds it empty, which clears the tenant's mark. */
+  /**
+   * Merges one tenant's list in batches until a batch finds it empty, which
+   * clears the tenant's mark. Each batch is found by a read of its own first,
+   * so the merge transaction reads only the entries it takes (`listTask`).
+   */
   private async mergeTenant(tenant: string): Promise<void> {
     const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
     for (;;) {
-      const count = await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)));
+      const { entries } = await runTransaction(this.ctx, (tx) => new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH), { readOnly: true });
+      const through = new Map<string, PendingEntry['at']>();
+      for (const entry of entries) through.set(entry.taskId, entry.at);
+      const count = await runTransaction(this.ctx, (tx) => (through.size === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeTasks(new Repository(tx, tenant, sealing), through)));
       if (count === 0) return;
       this.merged += count;
       this.batches += 1;
@@ -128,6 +135,17 @@ export class Indexer {
       if (this.timer?.stopped === true) return;
     }
   }
+}
+
+/** One merge transaction over the entries of each task up to the position given for it. */
+export async function mergeTasks(repo: Repository, through: ReadonlyMap<string, PendingEntry['at']>): Promise<number> {
+  let count = 0;
+  for (const [taskId, at] of through) {
+    const entries = await repo.terms.pending.listTask(taskId, at);
+    if (entries.length > 0) await repo.terms.merge(taskId, entries);
+    count += entries.length;
+  }
+  return count;
 }
 
 /**

@@ -73,6 +73,18 @@ export class PendingTermRows {
     return { entries: rows.map((row) => this.entryOf(row)), last: rows.at(-1)?.key };
   }
 
+  /**
+   * A task's entries up to and including `through`, in its order. A merge
+   * reads only these, so that over FoundationDB the entries creates add
+   * meanwhile (after them in the task, or in other tasks) fall outside its
+   * read conflict range and do not make it start over.
+   */
+  async listTask(taskId: string, through: IndexPosition): Promise<PendingEntry[]> {
+    const begin = this.space.range(taskId).begin;
+    const end = Buffer.concat([this.key(taskId, through), Buffer.from([0])]);
+    return (await this.tx.getRange(begin, end)).map((row) => this.entryOf(row));
+  }
+
   /** Removes a merged entry. */
   remove(entry: PendingEntry): void {
     this.tx.clear(this.key(entry.taskId, entry.at));
