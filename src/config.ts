@@ -104,6 +104,15 @@ const protocolSettings = {
   clockSkewMs: setting('BATON_CLOCK_SKEW_MS', ms(0, 60_000).default(500)),
   /** How long an instance holds a maintenance duty (a sweeper) unrenewed over a shared store; another takes it over this long (plus the skew) after its holder dies. */
   dutyTtlMs: setting('BATON_DUTY_TTL_MS', ms(100, 600_000).default(10_000)),
+  /**
+   * Whether this instance merges the full-text pending list into the index
+   * (`docs/search.md`): `off` leaves it to other instances of a fleet (or,
+   * over LMDB, to the next start with it `on`); search stays complete either
+   * way, and slower once the list passes its bound.
+   */
+  indexer: setting('BATON_INDEXER', z.enum(['on', 'off']).default('on')),
+  /** How long a create's words wait in the pending list before a merge starts (ms): longer gathers larger batches. */
+  indexerDelayMs: setting('BATON_INDEXER_DELAY_MS', ms(0, 60_000).default(20)),
   /** Recoveries allowed per task within the window; one more blocks the task. */
   recoveryMaxAttempts: setting('BATON_RECOVERY_MAX_ATTEMPTS', z.coerce.number().int().min(1).max(1_000).default(3)),
   recoveryWindowMs: setting('BATON_RECOVERY_WINDOW_MS', z.coerce.number().int().min(1_000).default(60 * 60 * 1000)),

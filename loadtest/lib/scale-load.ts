@@ -54,7 +54,7 @@ export async function loadStore(dir: string, shape: StoreShape, progress?: (line
   const store = LmdbStore.open({ path: dir });
   const ctx = standaloneContext(store);
   // The indexer merges the full-text pending list as the load goes, as a server's does (and holds creates back when it falls behind).
-  const indexer = new Indexer(ctx);
+  const indexer = new Indexer(ctx, 20);
   ctx.indexer = indexer;
   indexer.start();
   const started = performance.now();
@@ -79,7 +79,7 @@ export async function loadStore(dir: string, shape: StoreShape, progress?: (line
   try {
     await Promise.all(Array.from({ length: Math.min(LOAD_IN_FLIGHT, shape.checkpoints) }, worker));
     // What is left pending is merged before the directory is reused: the reads measure the index as a caught-up indexer leaves it.
-    await indexer.pass();
+    await indexer.settle();
   } finally {
     await indexer.stop();
     await store.close();

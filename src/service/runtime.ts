@@ -109,8 +109,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const instance = instanceId(queue === undefined ? undefined : queueDirOf(config));
   const ctx: ServiceContext = { ...base, instanceId: instance, duties: { instanceId: instance, ttlMs: config.dutyTtlMs }, ...(queue ? { queue } : {}) };
   // On the context before it starts: creates poke it, and it merges once started.
-  const indexer = new Indexer(ctx);
-  ctx.indexer = indexer;
+  const indexer = config.indexer === 'on' ? new Indexer(ctx, config.indexerDelayMs) : undefined;
+  if (indexer !== undefined) ctx.indexer = indexer;
   await announce(ctx, instance);
 
   let stops: Array<() => Promise<void>> = [];
@@ -130,9 +130,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       const operations = startOperationSweeper(ctx, { intervalMs: config.operationSweepMs });
       const maintenance = startMaintenance(ctx, { intervalMs: config.retentionSweepMs });
       const refresh = startInstanceRefresh(ctx, instance);
-      indexer.start();
+      indexer?.start();
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
-      stops = [() => replayer?.stop() ?? Promise.resolve(), () => indexer.stop(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => indexer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
     async drainQueue(withinMs) {

@@ -1,17 +1,15 @@
 /**
  * The indexer after `kill -9` (issue: the search index built off the
- * request path): a real Baton process takes 3,000 creates while another
- * instance's lease on the indexer's duty keeps it from merging (so every
- * create's words wait in the pending list, and search finds them there);
- * once the lease lapses it takes the duty and merges, and it is killed with
- * SIGKILL in the middle. The store then holds a pending list that is
+ * request path): a real Baton process started with `BATON_INDEXER=off` takes
+ * 3,000 creates (so every create's words wait in the pending list, and
+ * search finds them there); started again with the indexer on, it merges,
+ * and it is killed with SIGKILL in the middle. The store then holds a pending list that is
  * exactly what was not merged; the restarted process merges exactly that
  * many (its own counter), nothing twice, and search finds every checkpoint
  * by its words, rare and common, before and after.
  */
 import { afterEach, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { writeDutyLease } from '../../src/service/repository/duty-leases.js';
 import { keyspaceOf } from '../../src/service/repository/keyspace.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { removeDir, startBaton, stopBaton, tempDataDir, WRITER, type RunningServer } from '../support/crash-server.js';
@@ -43,16 +41,6 @@ const body = (i: number) =>
 async function merged(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`, { headers: ADMIN })).text();
   return Number(/^indexer_merged_total (\d+)/m.exec(text)?.[1] ?? NaN);
-}
-
-/** Another instance's lease on the indexer's duty, lapsing in `ms`. */
-async function holdDuty(dir: string, ms: number): Promise<void> {
-  const store = LmdbStore.open({ path: dir });
-  try {
-    await store.transact(async (tx) => writeDutyLease(tx, { duty: 'indexer', holder: 'another-instance', expiresAt: new Date(Date.now() + ms).toISOString() }));
-  } finally {
-    await store.close();
-  }
 }
 
 async function pendingIn(dir: string): Promise<number> {
@@ -88,9 +76,8 @@ async function expectFound(base: string, ids: string[]): Promise<void> {
 it('resumes after kill -9 mid-merge with exactly what was left: nothing merged twice, nothing lost, search complete throughout', async () => {
   root = tempDataDir('baton-indexer-');
   const data = join(root, 'data');
-  // Another instance holds the indexer's duty: the creates' words wait in the pending list.
-  await holdDuty(data, 120_000);
-  server = await startBaton(data, { BATON_QUEUE_DIR: join(root, 'queue') });
+  // No indexer: the creates' words wait in the pending list.
+  server = await startBaton(data, { BATON_QUEUE_DIR: join(root, 'queue'), BATON_INDEXER: 'off' });
   let base = server.url;
 
   const ids: string[] = new Array<string>(COUNT);
@@ -108,9 +95,8 @@ it('resumes after kill -9 mid-merge with exactly what was left: nothing merged t
   // Found from the pending list (past the bound a search reads, by a scan instead).
   await expectFound(base, ids);
 
-  // Stopped, the other instance's lease set to lapse in a second, started again: it takes the duty and merges. Killed in the middle.
+  // Stopped and started again with the indexer on: it merges. Killed in the middle.
   await stopBaton(server.child);
-  await holdDuty(data, 1_000);
   server = await startBaton(data, { BATON_QUEUE_DIR: join(root, 'queue') });
   base = server.url;
   let seen = 0;
@@ -126,7 +112,7 @@ it('resumes after kill -9 mid-merge with exactly what was left: nothing merged t
   expect(left, 'the kill came after the merge had finished: nothing left to resume').toBeGreaterThan(0);
   expect(left).toBeLessThan(COUNT);
 
-  // The lease this instance held lapses too; the restarted instance takes it over and merges exactly what was left.
+  // The restarted instance merges exactly what was left.
   server = await startBaton(data, { BATON_QUEUE_DIR: join(root, 'queue') });
   const restarted = server.url;
   await expectFound(restarted, ids);

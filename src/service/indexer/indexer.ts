@@ -9,7 +9,8 @@
  * so after a crash the list holds exactly what is left: nothing is merged
  * twice or lost. It is a duty (`fleet/duties.ts`): over FoundationDB one
  * instance at a time merges; the others' creates are merged by the holder,
- * found through the tenants marked due, at least once a second.
+ * found through the tenants marked due, at least once a second. An instance
+ * started with `BATON_INDEXER=off` never merges.
  *
  * The list is bounded: a search reads it whole beside the runs, so once
  * this instance's unmerged creates pass half of {@link PENDING_LIMIT},
@@ -19,14 +20,12 @@
  * @module
  */
 import type { ServiceContext } from '../context.js';
-import { DutyHold } from '../fleet/duties.js';
-import { periodic, type Periodic } from '../maintenance/periodic.js';
+import { dutyPeriodic } from '../fleet/duties.js';
+import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import { runTransaction } from '../transactions.js';
 import { MERGE_BATCH, PENDING_LIMIT } from './limits.js';
 
-/** How long a poke waits for more creates before the merge starts: the batch a busy tenant's merge takes. */
-const POKE_DELAY_MS = 20;
 /** How often the indexer looks for tenants marked due without a poke (another instance's creates, a restart). */
 const SWEEP_MS = 1_000;
 /** Tenants read per page of the due marks. */
@@ -42,21 +41,21 @@ export interface IndexerFigures {
 }
 
 export class Indexer {
-  private readonly hold: DutyHold;
   private timer: Periodic | undefined;
   private poked: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
   private unmerged = 0;
   private merged = 0;
   private batches = 0;
 
-  constructor(private readonly ctx: ServiceContext) {
-    this.hold = new DutyHold(ctx, 'indexer');
-  }
+  /** `delayMs`: how long a poke waits for more creates before the merge starts (`BATON_INDEXER_DELAY_MS`). */
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly delayMs: number,
+  ) {}
 
   /** Starts the periodic sweep; pokes merge from now on. */
   start(): void {
-    this.timer ??= periodic('indexer', SWEEP_MS, this.ctx.log, () => this.pass());
+    this.timer ??= dutyPeriodic(this.ctx, 'indexer', SWEEP_MS, (state) => this.mergeAll(state));
   }
 
   /** Stops, letting the merge in progress finish, and hands the duty back. */
@@ -65,8 +64,12 @@ export class Indexer {
     this.poked = undefined;
     await this.timer?.stop();
     this.timer = undefined;
-    await this.running;
-    await this.hold.release().catch(() => undefined);
+  }
+
+  /** Merges now what this instance can (a run in progress finishes first, then one more): the list settled once creates have stopped. */
+  async settle(): Promise<void> {
+    await this.timer?.kick();
+    await this.timer?.kick();
   }
 
   /** A create committed an entry to the list: a merge starts shortly. */
@@ -77,7 +80,7 @@ export class Indexer {
     this.poked = setTimeout(() => {
       this.poked = undefined;
       void this.timer?.kick();
-    }, POKE_DELAY_MS);
+    }, this.delayMs);
     this.poked.unref();
   }
 
@@ -95,21 +98,13 @@ export class Indexer {
     return { merged: this.merged, batches: this.batches, backlog: this.unmerged };
   }
 
-  /** Merges every tenant marked due, until each one's list is empty; once at a time. */
-  pass(): Promise<void> {
-    this.running ??= this.mergeAll().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  private async mergeAll(): Promise<void> {
-    if (!(await this.hold.hold())) return;
+  /** Merges every tenant marked due, until each one's list is empty (the duty's runs never overlap). */
+  private async mergeAll(state: { readonly stopped: boolean }): Promise<void> {
     let after: string | undefined;
     for (;;) {
       const tenants = await runTransaction(this.ctx, (tx) => tenantsWithPendingTerms(tx, after, TENANT_PAGE), { readOnly: true });
-      for (const tenant of tenants) await this.mergeTenant(tenant);
-      if (tenants.length < TENANT_PAGE) return;
+      for (const tenant of tenants) await this.mergeTenant(tenant, state);
+      if (tenants.length < TENANT_PAGE || state.stopped) return;
       after = tenants.at(-1);
     }
   }
@@ -119,7 +114,7 @@ export class Indexer {
    * clears the tenant's mark. Each batch is found by a read of its own first,
    * so the merge transaction reads only the entries it takes (`listTask`).
    */
-  private async mergeTenant(tenant: string): Promise<void> {
+  private async mergeTenant(tenant: string, state: { readonly stopped: boolean }): Promise<void> {
     const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
     for (;;) {
       const { entries } = await runTransaction(this.ctx, (tx) => new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH), { readOnly: true });
@@ -132,7 +127,7 @@ export class Indexer {
       this.unmerged = Math.max(0, this.unmerged - count);
       this.ctx.metrics.indexerMerged.inc(count);
       this.ctx.metrics.indexerBacklog.set(this.unmerged);
-      if (this.timer?.stopped === true) return;
+      if (state.stopped) return;
     }
   }
 }

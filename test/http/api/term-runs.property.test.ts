@@ -17,7 +17,6 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { mergeBatch } from '../../../src/service/indexer/indexer.js';
-import { writeDutyLease } from '../../../src/service/repository/duty-leases.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { Repository } from '../../../src/service/repository/repository.js';
 import { decodeValue } from '../../../src/store/keyspace.js';
@@ -70,10 +69,9 @@ async function search(t: TestApp, query: string): Promise<string[]> {
 it('finds exactly the live checkpoints holding each word after creates, changes, compactions and purges, and a purge leaves no run', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 16 }), async (steps) => {
-      const t = await buildTestApp();
+      // No indexer of its own (BATON_INDEXER=off, as an instance that leaves it to another): only the program's merge steps merge.
+      const t = await buildTestApp({ config: { indexer: 'off' } });
       try {
-        // Another instance holds the indexer's duty: only the program's merge steps merge.
-        await t.store.transact(async (tx) => writeDutyLease(tx, { duty: 'indexer', holder: 'another-instance', expiresAt: '2999-01-01T00:00:00.000Z' }));
         const model: { id: string; task: number; words: string[]; team: string | undefined; path: string | undefined; version: number }[] = [];
         const lastOp = new Map<number, Step['op']>();
         for (const s of steps) {
