@@ -107,10 +107,11 @@ async function openBase(): Promise<{ store: Store; close: () => Promise<void> }>
 async function mergeAll(ctx: ServiceContext): Promise<void> {
   // Named at run time: a build without the pending list has no such module.
   const module = '../src/service/indexer/indexer.js';
-  const indexer = (await import(module).catch(() => undefined)) as { Indexer: new (ctx: ServiceContext) => { pass(): Promise<void>; stop(): Promise<void> } } | undefined;
+  const indexer = (await import(module).catch(() => undefined)) as { Indexer: new (ctx: ServiceContext, delayMs: number) => { start(): void; settle(): Promise<void>; stop(): Promise<void> } } | undefined;
   if (indexer === undefined) return;
-  const running = new indexer.Indexer(ctx);
-  await running.pass();
+  const running = new indexer.Indexer(ctx, 0);
+  running.start();
+  await running.settle();
   await running.stop();
 }
 

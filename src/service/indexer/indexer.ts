@@ -111,16 +111,15 @@ export class Indexer {
 
   /**
    * Merges one tenant's list in batches until a batch finds it empty, which
-   * clears the tenant's mark. Each batch is found by a read of its own first,
-   * so the merge transaction reads only the entries it takes (`listTask`).
+   * clears the tenant's mark. Each batch is found by a read-only listing
+   * first, and the merge transaction reads again only the keys of the
+   * entries it takes ({@link mergeEntries}).
    */
   private async mergeTenant(tenant: string, state: { readonly stopped: boolean }): Promise<void> {
     const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
     for (;;) {
       const { entries } = await runTransaction(this.ctx, (tx) => new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH), { readOnly: true });
-      const through = new Map<string, PendingEntry['at']>();
-      for (const entry of entries) through.set(entry.taskId, entry.at);
-      const count = await runTransaction(this.ctx, (tx) => (through.size === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeTasks(new Repository(tx, tenant, sealing), through)));
+      const count = await runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
       if (count === 0) return;
       this.merged += count;
       this.batches += 1;
@@ -132,14 +131,31 @@ export class Indexer {
   }
 }
 
-/** One merge transaction over the entries of each task up to the position given for it. */
-export async function mergeTasks(repo: Repository, through: ReadonlyMap<string, PendingEntry['at']>): Promise<number> {
+/**
+ * One merge transaction over entries a read-only listing found (in key
+ * order: a task's together, in its order). Each is read again by its key:
+ * point reads, no range read in the write (which the LMDB store answers by
+ * sorting its pending writes), and over FoundationDB a read conflict range
+ * of exactly these keys, so the entries creates add meanwhile do not make
+ * it start over. One gone since (its checkpoint compacted or purged) is
+ * left out; one rewritten since (its checkpoint changed) is merged as it is
+ * now.
+ */
+export async function mergeEntries(repo: Repository, listed: readonly PendingEntry[]): Promise<number> {
   let count = 0;
-  for (const [taskId, at] of through) {
-    const entries = await repo.terms.pending.listTask(taskId, at);
-    if (entries.length > 0) await repo.terms.merge(taskId, entries);
-    count += entries.length;
+  let group: PendingEntry[] = [];
+  const flush = async (): Promise<void> => {
+    if (group.length > 0) await repo.terms.merge(group[0]!.taskId, group);
+    count += group.length;
+    group = [];
+  };
+  for (const entry of listed) {
+    const now = await repo.terms.pending.current(entry);
+    if (now === undefined) continue;
+    if (group.length > 0 && group[0]!.taskId !== now.taskId) await flush();
+    group.push(now);
   }
+  await flush();
   return count;
 }
 

@@ -30,6 +30,8 @@ export interface PendingEntry {
   /** The task's newest checkpoint before this one when it was created; undefined for a task's first. */
   previous: IndexPosition | undefined;
   words: string[];
+  /** The stored value it was read from. */
+  bytes: Uint8Array;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -60,6 +62,18 @@ export class PendingTermRows {
     return value === undefined ? undefined : this.entryOf({ key, value });
   }
 
+  /**
+   * A listed entry as it is now: the same when its stored value is (a point
+   * read, no decoding), rewritten when its checkpoint changed since,
+   * undefined when it is gone (the checkpoint compacted or purged).
+   */
+  async current(listed: PendingEntry): Promise<PendingEntry | undefined> {
+    const key = this.key(listed.taskId, listed.at);
+    const value = await this.tx.get(key);
+    if (value === undefined) return undefined;
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).equals(listed.bytes) ? listed : this.entryOf({ key, value });
+  }
+
   /** Replaces a waiting checkpoint's words (it was updated before it merged). */
   rewrite(entry: PendingEntry, words: Iterable<string>): void {
     this.write(entry.taskId, entry.at, entry.previous, words);
@@ -71,18 +85,6 @@ export class PendingTermRows {
     const from = after === undefined ? begin : Buffer.concat([after, Buffer.from([0])]);
     const rows = await this.tx.getRange(from, end, { limit });
     return { entries: rows.map((row) => this.entryOf(row)), last: rows.at(-1)?.key };
-  }
-
-  /**
-   * A task's entries up to and including `through`, in its order. A merge
-   * reads only these, so that over FoundationDB the entries creates add
-   * meanwhile (after them in the task, or in other tasks) fall outside its
-   * read conflict range and do not make it start over.
-   */
-  async listTask(taskId: string, through: IndexPosition): Promise<PendingEntry[]> {
-    const begin = this.space.range(taskId).begin;
-    const end = Buffer.concat([this.key(taskId, through), Buffer.from([0])]);
-    return (await this.tx.getRange(begin, end)).map((row) => this.entryOf(row));
   }
 
   /** Removes a merged entry. */
@@ -124,6 +126,7 @@ export class PendingTermRows {
       at: { createdAt, checkpointId },
       previous: space < 0 ? undefined : { createdAt: head.slice(0, space), checkpointId: head.slice(space + 1) },
       words: lines.slice(1),
+      bytes: row.value,
     };
   }
 
