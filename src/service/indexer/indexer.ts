@@ -23,8 +23,11 @@ import type { ServiceContext } from '../context.js';
 import { dutyPeriodic } from '../fleet/duties.js';
 import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
+import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
 import { MERGE_BATCH, PENDING_LIMIT } from './limits.js';
+import { MergeThread, type TaskMerge } from './merge-thread.js';
+import type { KeyValue, Transaction } from '../../store/store.js';
 
 /** How often the indexer looks for tenants marked due without a poke (another instance's creates, a restart). */
 const SWEEP_MS = 1_000;
@@ -46,6 +49,8 @@ export class Indexer {
   private unmerged = 0;
   private merged = 0;
   private batches = 0;
+  /** Where a tenant without encryption is merged: beside the event loop (`merge-worker.ts`). */
+  private readonly thread = new MergeThread();
 
   /** `delayMs`: how long a poke waits for more creates before the merge starts (`BATON_INDEXER_DELAY_MS`). */
   constructor(
@@ -64,6 +69,7 @@ export class Indexer {
     this.poked = undefined;
     await this.timer?.stop();
     this.timer = undefined;
+    await this.thread.close();
   }
 
   /** Merges now what this instance can (a run in progress finishes first, then one more): the list settled once creates have stopped. */
@@ -118,8 +124,7 @@ export class Indexer {
   private async mergeTenant(tenant: string, state: { readonly stopped: boolean }): Promise<void> {
     const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
     for (;;) {
-      const { entries } = await runTransaction(this.ctx, (tx) => new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH), { readOnly: true });
-      const count = await runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
+      const count = sealing === undefined && this.thread.available ? await this.mergeOnThread(tenant) : await this.mergeHere(tenant, sealing);
       if (count === 0) return;
       this.merged += count;
       this.batches += 1;
@@ -129,6 +134,76 @@ export class Indexer {
       if (state.stopped) return;
     }
   }
+
+  /** One batch merged on the event loop: listed first, read again by key in the merge ({@link mergeEntries}). */
+  private async mergeHere(tenant: string, sealing: Sealing | undefined): Promise<number> {
+    const { entries } = await runTransaction(this.ctx, (tx) => new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH), { readOnly: true });
+    return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
+  }
+
+  /**
+   * One batch merged on the merge thread: the entries and their tasks' open
+   * runs are read (read-only), the thread makes each task's writes, and one
+   * transaction applies the writes of every task whose rows are still as
+   * they were read (a create, a change or a purge since leaves that task's
+   * entries for the next batch). A thread that fails hands the batch, and
+   * the ones after it, to the event loop.
+   */
+  private async mergeOnThread(tenant: string): Promise<number> {
+    const listed = await runTransaction(
+      this.ctx,
+      async (tx) => {
+        const terms = new Repository(tx, tenant, undefined).terms;
+        const entries = await terms.pending.rows(MERGE_BATCH);
+        const tasks = [...new Set(entries.map((row) => terms.pending.taskOf(row.key)))];
+        const open = await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const));
+        return { entries, open: new Map(open) };
+      },
+      { readOnly: true },
+    );
+    if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)));
+    let merges: TaskMerge[];
+    try {
+      merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()]);
+    } catch (error) {
+      this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
+      return this.mergeHere(tenant, undefined);
+    }
+    return runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open));
+  }
+}
+
+/**
+ * The merge thread's writes, task by task, each task's applied only if every
+ * row its merge read is still as the listing read it: the task's open runs,
+ * and each entry it merged (the writes clear them). Point reads only. The
+ * count of entries merged.
+ */
+async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, { key: Buffer; value: Buffer | undefined }>): Promise<number> {
+  const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
+  let count = 0;
+  for (const { taskId, writes } of merges) {
+    const runs = open.get(taskId);
+    let same = runs !== undefined && unchanged(runs.value, await tx.get(runs.key));
+    let merged = 0;
+    for (const { key } of writes) {
+      const before = listed.get(key.toString('latin1'));
+      if (before === undefined || !same) continue;
+      same = unchanged(before, await tx.get(key));
+      merged += 1;
+    }
+    if (!same) continue;
+    for (const { key, value } of writes) {
+      if (value === null) tx.clear(key);
+      else tx.set(key, value);
+    }
+    count += merged;
+  }
+  return count;
+}
+
+function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean {
+  return before === undefined ? now === undefined : now !== undefined && now.equals(before);
 }
 
 /**

@@ -79,6 +79,17 @@ export class PendingTermRows {
     this.write(entry.taskId, entry.at, entry.previous, words);
   }
 
+  /** Up to `limit` entries as stored, in key order (for the merge thread, which decodes them itself). */
+  async rows(limit: number): Promise<KeyValue[]> {
+    const { begin, end } = this.space.range();
+    return this.tx.getRange(begin, end, { limit });
+  }
+
+  /** The task an entry's key belongs to. */
+  taskOf(key: Buffer): string {
+    return this.space.unpack(key)[0] as string;
+  }
+
   /** Up to `limit` entries in key order (task, then the task's order), after `after` when given. */
   async list(limit: number, after?: Buffer): Promise<{ entries: PendingEntry[]; last: Buffer | undefined }> {
     const { begin, end } = this.space.range();

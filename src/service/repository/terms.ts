@@ -305,6 +305,12 @@ export class TermRows {
     });
   }
 
+  /** The stored row of a task's open runs (value undefined: none), as the merge thread reads it. */
+  async openRunsRow(taskId: string): Promise<{ key: Buffer; value: Buffer | undefined }> {
+    const key = this.spaces.openTerms.pack(taskId);
+    return { key, value: await this.tx.get(key) };
+  }
+
   /** The open runs of a task (the words of its newest checkpoint), each with where it starts; shared, never to be changed. */
   async openRuns(taskId: string): Promise<ReadonlyMap<string, IndexPosition>> {
     const key = this.spaces.openTerms.pack(taskId);

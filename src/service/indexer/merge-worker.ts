@@ -1,0 +1,130 @@
+/**
+ * The indexer's merge, on a thread of its own (`merge-thread.ts` starts it).
+ * It is given a batch of the full-text pending list and each of its tasks'
+ * open runs, as the indexer read them, and runs the same merge the indexer
+ * would run in a transaction (`TermRows.merge`) against a transaction that
+ * only answers from those rows and records what is written. The writes go
+ * back, task by task, for the indexer to apply in its own transaction once
+ * it has checked that the rows are still as they were read. So the words'
+ * sets, the runs' keys and the open runs' text are made here, beside the
+ * event loop, and the event loop only applies bytes.
+ *
+ * Only a tenant without encryption is merged here: a blinded word is made
+ * with the tenant's key, which stays on the event loop.
+ *
+ * @module
+ */
+import { parentPort } from 'node:worker_threads';
+import { codecsFor } from '../repository/codec.js';
+import { keyspaceOf } from '../repository/keyspace.js';
+import type { PendingEntry } from '../repository/pending-terms.js';
+import { TermRows } from '../repository/terms.js';
+import type { Bytes, KeyValue, RangeOptions, Transaction, TransactionStats } from '../../store/store.js';
+import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
+
+export interface MergeRequest {
+  id: number;
+  tenant: string;
+  /** ENTRY rows (in key order) and OPEN_RUNS rows (`frames.ts`). */
+  rows: ArrayBuffer;
+}
+
+export type MergeReply = { id: number; writes: ArrayBuffer } | { id: number; error: string };
+
+/** Answers reads from the rows it was given and records every write, each task's after a TASK row. */
+class RecordingTransaction implements Transaction {
+  private readonly values = new Map<string, Buffer | undefined>();
+  private readonly entries: KeyValue[] = [];
+  readonly out = new FrameWriter();
+
+  constructor(rows: ArrayBuffer) {
+    for (const { tag, key, value } of readFrame(rows)) {
+      this.values.set(key.toString('latin1'), value);
+      if (tag === ENTRY && value !== undefined) this.entries.push({ key, value });
+    }
+  }
+
+  task(taskId: string): void {
+    this.out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
+  }
+
+  async get(key: Bytes): Promise<Bytes | undefined> {
+    const id = key.toString('latin1');
+    if (!this.values.has(id)) throw new Error(`The merge thread was not given the row it reads (${key.toString('hex')}).`);
+    return this.values.get(id);
+  }
+
+  async getRange(begin: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    const rows = this.entries.filter((row) => Buffer.compare(row.key, begin) >= 0 && Buffer.compare(row.key, end) < 0);
+    return options?.limit === undefined ? rows : rows.slice(0, options.limit);
+  }
+
+  set(key: Bytes, value: Bytes): void {
+    this.out.add(SET, key, value);
+  }
+
+  clear(key: Bytes): void {
+    this.out.add(CLEAR, key, undefined);
+  }
+
+  getPrefix(): Promise<KeyValue[]> {
+    return unsupported();
+  }
+  setBlind(): void {
+    unsupported();
+  }
+  clearBlind(): void {
+    unsupported();
+  }
+  clearRange(): void {
+    unsupported();
+  }
+  clearPrefix(): void {
+    unsupported();
+  }
+  add(): void {
+    unsupported();
+  }
+  setStamped(): void {
+    unsupported();
+  }
+  commitStamp(): Promise<Bytes> {
+    return unsupported();
+  }
+  stats(): TransactionStats {
+    return unsupported();
+  }
+}
+
+function unsupported(): never {
+  throw new Error('The merge thread reads points and ranges of its rows and writes keys; nothing else.');
+}
+
+const CODECS = codecsFor(undefined);
+
+/** The merge of one batch: each task's writes after a TASK row naming it. */
+export async function mergeRows(tenant: string, rows: ArrayBuffer): Promise<ArrayBuffer> {
+  const tx = new RecordingTransaction(rows);
+  const terms = new TermRows(tx, keyspaceOf(tenant), CODECS, undefined, tenant);
+  const { entries } = await terms.pending.list(Number.MAX_SAFE_INTEGER);
+  let group: PendingEntry[] = [];
+  const flush = async (): Promise<void> => {
+    if (group.length === 0) return;
+    tx.task(group[0]!.taskId);
+    await terms.merge(group[0]!.taskId, group);
+    group = [];
+  };
+  for (const entry of entries) {
+    if (group.length > 0 && group[0]!.taskId !== entry.taskId) await flush();
+    group.push(entry);
+  }
+  await flush();
+  return tx.out.finish();
+}
+
+parentPort?.on('message', (request: MergeRequest) => {
+  mergeRows(request.tenant, request.rows).then(
+    (writes) => parentPort!.postMessage({ id: request.id, writes } satisfies MergeReply, [writes]),
+    (error: unknown) => parentPort!.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) } satisfies MergeReply),
+  );
+});
