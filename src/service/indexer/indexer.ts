@@ -39,6 +39,8 @@ export interface IndexerFigures {
   merged: number;
   /** Merge transactions committed since start. */
   batches: number;
+  /** Of the checkpoints merged, those whose merge the merge thread made. */
+  onThread: number;
   /** This instance's creates not merged yet, as far as it knows. */
   backlog: number;
 }
@@ -49,6 +51,7 @@ export class Indexer {
   private unmerged = 0;
   private merged = 0;
   private batches = 0;
+  private onThread = 0;
   /** Where a tenant without encryption is merged: beside the event loop (`merge-worker.ts`). */
   private readonly thread = new MergeThread();
 
@@ -101,7 +104,7 @@ export class Indexer {
   }
 
   figures(): IndexerFigures {
-    return { merged: this.merged, batches: this.batches, backlog: this.unmerged };
+    return { merged: this.merged, batches: this.batches, backlog: this.unmerged, onThread: this.onThread };
   }
 
   /** Merges every tenant marked due, until each one's list is empty (the duty's runs never overlap). */
@@ -169,7 +172,9 @@ export class Indexer {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
       return this.mergeHere(tenant, undefined);
     }
-    return runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open));
+    const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open));
+    this.onThread += count;
+    return count;
   }
 }
 
@@ -179,7 +184,7 @@ export class Indexer {
  * and each entry it merged (the writes clear them). Point reads only. The
  * count of entries merged.
  */
-async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, { key: Buffer; value: Buffer | undefined }>): Promise<number> {
+export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, { key: Buffer; value: Buffer | undefined }>): Promise<number> {
   const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
   let count = 0;
   for (const { taskId, writes } of merges) {
