@@ -64,6 +64,9 @@
  *                          (default 1000000000: the limiter runs but never refuses;
  *                          the service's own default, 100000/min, is 1,667 requests/s
  *                          for the one token the benchmark uses)
+ *   BENCH_INDEXER_SECONDS  seconds of the indexer scenario (default 60; 0 skips it): closed-loop
+ *                          creates with the full-text pending list's backlog printed every 5 s,
+ *                          then the time it takes to empty (`lib/indexer-scenario.ts`)
  *   BENCH_CPU_PROF_DIR     run Baton with --cpu-prof, writing the profile there
  *   BATON_STORE, FDB_CLUSTER_FILE  the store Baton runs on (default LMDB in a temp
  *                          dir); on FoundationDB each run keys everything under a
@@ -77,6 +80,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
+import { indexerScenario, INDEXER_SECONDS } from './lib/indexer-scenario.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, tmpdir } from 'node:os';
@@ -309,6 +313,9 @@ async function main(): Promise<void> {
   const bareMemory = memoryOf(bare.child.pid);
   const warnings = baton.lines.slice();
 
+  step(`indexer: ${INDEXER_SECONDS} s of creates (${BODIES} bodies), the full-text pending list's backlog every 5 s`);
+  const indexer = INDEXER_SECONDS > 0 ? await indexerScenario(baton) : undefined;
+
   // Last: a burst of tens of thousands of queued writes and their replay grow the store and the heap, which would colour what follows.
   step('queued create (store made unavailable: every create answered 202 from the fsynced local queue), then the replay');
   const queue = process.env.BENCH_QUEUE === '0' ? undefined : await queueScenario(baton);
@@ -447,6 +454,7 @@ async function main(): Promise<void> {
     encryption: { sealedVsPlain: round(sealing.ratio, 4), plainRate: sealing.plainRate, sealedRate: sealing.otherRate, plainLoopUs: sealing.plainLoopUs, sealedLoopUs: sealing.otherLoopUs },
     handoffs,
     queue,
+    indexer,
     open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },
     ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round(v, 4)])),
     memory: { baton: memoryEnd, batonHighestSampledRssMB: peakRss, bare: bareMemory },
@@ -454,6 +462,14 @@ async function main(): Promise<void> {
   };
 
   await cleanup();
+  if (indexer !== undefined) {
+    console.log('');
+    console.log(
+      `indexer: ${fixed(indexer.seconds, 0)} s of creates at ${fixed(indexer.creates.okPerSec, 0)}/s (p99 ${fixed(indexer.creates.p99Ms, 1)} ms): ` +
+        `backlog every 5 s ${indexer.backlog.join(', ')}; merged ${indexer.merged} of ${indexer.creates.ok} created; ` +
+        `empty ${Number.isNaN(indexer.settleSeconds) ? 'not within 60 s' : `${fixed(indexer.settleSeconds, 1)} s`} after the load stopped`,
+    );
+  }
   if (CPU_PROF_DIR) console.log(`cpu profile of the baton server written under ${CPU_PROF_DIR}`);
   console.log(`RESULT ${JSON.stringify(result)}`);
 }

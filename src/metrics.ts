@@ -72,7 +72,7 @@ export function createMetrics() {
     }),
     dutyRuns: new Counter({
       name: 'duty_runs_total',
-      help: 'Runs of a maintenance duty (lease-sweep, operation-sweep, maintenance) this instance did as the duty\'s holder; over a shared store one instance at a time holds each.',
+      help: 'Runs of a maintenance duty (lease-sweep, operation-sweep, maintenance, indexer) this instance did as the duty\'s holder; over a shared store one instance at a time holds each.',
       labelNames: ['duty'] as const,
       registers,
     }),

@@ -63,6 +63,7 @@ export async function closedLoop(
   requests: () => Requests,
   connections = CONNECTIONS,
   before?: () => Promise<void>,
+  measuredSeconds = SECONDS,
 ): Promise<ClosedFigures> {
   await before?.();
   await cannon(server.url, requests(), connections, WARMUP_SECONDS);
@@ -71,7 +72,7 @@ export async function closedLoop(
   const samples: number[] = [];
   // The server and any processes below it (the bare server's floor in several processes).
   const meter = cpuMeter(server.child.pid, true);
-  const result = await cannon(server.url, requests(), connections, SECONDS, (ms) => samples.push(ms));
+  const result = await cannon(server.url, requests(), connections, measuredSeconds, (ms) => samples.push(ms));
   const cpu = meter(samples.length);
   assertAlive(server);
   const statusCodes: Record<string, number> = {};

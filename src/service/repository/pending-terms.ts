@@ -85,6 +85,12 @@ export class PendingTermRows {
     return this.tx.getRange(begin, end, { limit });
   }
 
+  /** The task and position an entry's key names. */
+  positionOf(key: Buffer): [taskId: string, at: IndexPosition] {
+    const [taskId, createdAt, checkpointId] = this.space.unpack(key) as [string, string, string];
+    return [taskId, { createdAt, checkpointId }];
+  }
+
   /** The task an entry's key belongs to. */
   taskOf(key: Buffer): string {
     return this.space.unpack(key)[0] as string;

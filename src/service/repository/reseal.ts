@@ -3,9 +3,10 @@
  * batch per transaction (`baton rekey`). A value sealed with another key, or
  * written plain before encryption was on, is opened and sealed again under
  * the same key as associated data. A checkpoint written plain had plain index
- * keys: they are replaced by blind ones in the same batch, and the word runs
- * of full-text search (keyed by words too) are re-blinded at the end of the
- * pass, so search finds it after the pass.
+ * keys: they are replaced by blind ones in the same batch, and the words of
+ * full-text search (the pending list's entries, then the word runs, keyed by
+ * words too) are re-blinded at the end of the pass, so search finds it after
+ * the pass and no plain word is left in the store.
  *
  * @module
  */
@@ -24,11 +25,13 @@ const RECORD_SPACES: ReadonlySet<string> = new Set(['checkpoints', 'revisions', 
 
 /**
  * The spaces a pass visits, in order: the sealed ones (the codec table says
- * which), then the word runs, whose keys and open-word lists re-blind words
- * written plain.
+ * which), then the full-text pending list, whose entries' words are
+ * re-blinded where written plain, then the word runs, whose keys and
+ * open-word lists re-blind words written plain.
  */
 const SPACES: { name: keyof Keyspace; records: boolean }[] = [
   ...SEALED_SPACES.map((name) => ({ name, records: RECORD_SPACES.has(name) })),
+  { name: 'pendingTerms', records: false },
   { name: 'taskTerms', records: false },
   { name: 'openTerms', records: false },
 ];
@@ -68,6 +71,11 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
+    if (name === 'pendingTerms') {
+      const entry = await terms.pending.get(...terms.pending.positionOf(row.key));
+      if (entry !== undefined && entry.words.some(plainWord)) terms.pending.rewrite(entry, entry.words.map((word) => (plainWord(word) ? sealing.blind(word) : word)));
+      continue;
+    }
     if (name === 'taskTerms') {
       await terms.respell(row.key, row.value, (word) => (plainWord(word) ? sealing.blind(word) : undefined));
       continue;
