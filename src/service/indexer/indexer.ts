@@ -4,8 +4,12 @@
  * PostgreSQL's GIN `fastupdate` merges its pending list in bulk. A create
  * adds its words to the list in its own transaction and pokes the indexer;
  * the indexer waits a moment for more, then merges each tenant's list in
- * batches of {@link MERGE_BATCH}, one transaction each, every task's pending
- * checkpoints together. A batch merges and removes its entries atomically,
+ * batches of {@link MERGE_BATCH}, every task's pending checkpoints
+ * together. The merge itself is made on the indexer's thread
+ * (`merge-worker.ts`) and applied here in one transaction a batch, which
+ * checks first that what the merge read is unchanged; a sealed tenant's
+ * batches, and every batch once the thread has failed, are merged on the
+ * event loop. A batch merges and removes its entries atomically,
  * so after a crash the list holds exactly what is left: nothing is merged
  * twice or lost. It is a duty (`fleet/duties.ts`): over FoundationDB one
  * instance at a time merges; the others' creates are merged by the holder,
@@ -15,7 +19,9 @@
  * The list is bounded: a search reads it whole beside the runs, so once
  * this instance's unmerged creates pass half of {@link PENDING_LIMIT},
  * creates wait for the merge in progress ({@link Indexer.admit}) rather
- * than let searches degrade.
+ * than let searches degrade. Only the duty's holder counts them: another
+ * instance cannot tell when the holder merges its creates (its backlog
+ * reads 0), and its creates do not wait.
  *
  * @module
  */
@@ -52,6 +58,8 @@ export class Indexer {
   private merged = 0;
   private batches = 0;
   private onThread = 0;
+  /** When this instance last ran the duty (ms since the epoch); 0 while another instance holds it. */
+  private heldAt = 0;
   /** Where a tenant without encryption is merged: beside the event loop (`merge-worker.ts`). */
   private readonly thread = new MergeThread();
 
@@ -83,8 +91,10 @@ export class Indexer {
 
   /** A create committed an entry to the list: a merge starts shortly. */
   poke(): void {
-    this.unmerged += 1;
-    this.ctx.metrics.indexerBacklog.set(this.unmerged);
+    if (this.holding()) {
+      this.unmerged += 1;
+      this.ctx.metrics.indexerBacklog.set(this.unmerged);
+    }
     if (this.timer === undefined || this.poked !== undefined) return;
     this.poked = setTimeout(() => {
       this.poked = undefined;
@@ -95,7 +105,7 @@ export class Indexer {
 
   /** Resolves when a create may go on: at once, unless this instance's unmerged creates are past half the list's bound. */
   async admit(): Promise<void> {
-    while (this.timer !== undefined && this.unmerged > PENDING_LIMIT / 2) {
+    while (this.timer !== undefined && this.holding() && this.unmerged > PENDING_LIMIT / 2) {
       const before = this.merged;
       await this.timer.kick();
       // Another instance holds the duty (or the store is down): waiting here would not shorten the list.
@@ -107,15 +117,34 @@ export class Indexer {
     return { merged: this.merged, batches: this.batches, backlog: this.unmerged, onThread: this.onThread };
   }
 
-  /** Merges every tenant marked due, until each one's list is empty (the duty's runs never overlap). */
+  /** Whether this instance ran the duty within its last three intervals (over LMDB, always once it has run). */
+  private holding(): boolean {
+    const held = this.ctx.now().getTime() - this.heldAt < 3 * SWEEP_MS;
+    if (!held && this.unmerged > 0) {
+      this.unmerged = 0;
+      this.ctx.metrics.indexerBacklog.set(0);
+    }
+    return held;
+  }
+
+  /**
+   * Merges every tenant marked due, until each one's list is empty (the
+   * duty's runs never overlap); run only while this instance holds the
+   * duty. A pass that ends with every list empty sets the backlog to 0,
+   * which also forgets entries removed unmerged (a compaction's).
+   */
   private async mergeAll(state: { readonly stopped: boolean }): Promise<void> {
+    this.heldAt = this.ctx.now().getTime();
     let after: string | undefined;
     for (;;) {
       const tenants = await runTransaction(this.ctx, (tx) => tenantsWithPendingTerms(tx, after, TENANT_PAGE), { readOnly: true });
       for (const tenant of tenants) await this.mergeTenant(tenant, state);
-      if (tenants.length < TENANT_PAGE || state.stopped) return;
+      if (state.stopped) return;
+      if (tenants.length < TENANT_PAGE) break;
       after = tenants.at(-1);
     }
+    this.unmerged = 0;
+    this.ctx.metrics.indexerBacklog.set(0);
   }
 
   /**
