@@ -145,7 +145,7 @@ export function createMetrics() {
     }),
     indexerBacklog: new Gauge({
       name: 'indexer_backlog',
-      help: "Checkpoints created through this instance whose words are not merged into the full-text index yet, as far as it knows (per process).",
+      help: 'Checkpoints created through this instance whose words are not merged into the full-text index yet, as far as it knows; counted by the instance holding the indexer duty only (0 elsewhere).',
       registers,
     }),
   };
