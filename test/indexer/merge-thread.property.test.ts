@@ -49,8 +49,11 @@ async function termSpaces(tenant: string): Promise<string[]> {
   return rows;
 }
 
+/** An indexer that merges only when told to (`settle`): no sweep of its own in the middle of a round. */
+const toldIndexer = () => new Indexer(harness.ctx, 0, 3_600_000);
+
 it('merges on its thread exactly as the event loop does, round after round', { timeout: 120_000 }, async () => {
-  const indexer = new Indexer(harness.ctx, 0);
+  const indexer = toldIndexer();
   indexer.start();
   try {
     await fc.assert(
@@ -127,4 +130,30 @@ it('does not apply a task’s writes when an entry changed after the listing, an
   } finally {
     await thread.close();
   }
+});
+
+it('merges a backlog whose merge would pass a store transaction’s 10,000,000 bytes in batches that each fit, on the thread and on the event loop', { timeout: 120_000 }, async () => {
+  const id = run++;
+  const [threaded, here] = [`big-thread-${id}`, `big-here-${id}`];
+  // 100 checkpoints of one task, each with 900 words of its own: merged at once, ~90,000 runs started and ~90,000 ended.
+  let previous: IndexPosition | undefined;
+  for (let n = 0; n < 100; n++) {
+    const text = Array.from({ length: 900 }, (_, i) => `w${i}x${n}`).join(' ');
+    const checkpoint = buildCheckpoint(checkpointInput.parse({ taskId: 'big', agentId: 'agent-1', executionState: { completedItems: [text] } }), newId(), new Date(Date.UTC(2025, 0, 1, 0, n)).toISOString());
+    for (const tenant of [threaded, here]) await harness.store.transact((tx) => new Repository(tx, tenant).checkpoints.insert(checkpoint, toStored(checkpoint).stored, n + 1, previous));
+    previous = { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id };
+  }
+  await mergePending(harness.store, here);
+  const indexer = toldIndexer();
+  indexer.start();
+  try {
+    await indexer.settle();
+    expect(indexer.figures()).toMatchObject({ onThread: 100 });
+    expect(indexer.figures().batches).toBeGreaterThan(1);
+  } finally {
+    await indexer.stop();
+  }
+  expect(await termSpaces(threaded)).toEqual(await termSpaces(here));
+  const runs = await harness.store.transact((tx) => new Repository(tx, threaded).terms.runs('w899x99', 10), { readOnly: true });
+  expect(runs).toEqual([{ taskId: 'big', start: previous, last: undefined }]);
 });

@@ -31,7 +31,7 @@ import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
-import { MERGE_BATCH, PENDING_LIMIT } from './limits.js';
+import { MERGE_BATCH, PENDING_LIMIT, withinMergeBytes } from './limits.js';
 import { MergeThread, type TaskMerge } from './merge-thread.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 
@@ -63,15 +63,20 @@ export class Indexer {
   /** Where a tenant without encryption is merged: beside the event loop (`merge-worker.ts`). */
   private readonly thread = new MergeThread();
 
-  /** `delayMs`: how long a poke waits for more creates before the merge starts (`BATON_INDEXER_DELAY_MS`). */
+  /**
+   * `delayMs`: how long a poke waits for more creates before the merge
+   * starts (`BATON_INDEXER_DELAY_MS`); `sweepMs`: how often it looks for
+   * work without a poke.
+   */
   constructor(
     private readonly ctx: ServiceContext,
     private readonly delayMs: number,
+    private readonly sweepMs = SWEEP_MS,
   ) {}
 
   /** Starts the periodic sweep; pokes merge from now on. */
   start(): void {
-    this.timer ??= dutyPeriodic(this.ctx, 'indexer', SWEEP_MS, (state) => this.mergeAll(state));
+    this.timer ??= dutyPeriodic(this.ctx, 'indexer', this.sweepMs, (state) => this.mergeAll(state));
   }
 
   /** Stops, letting the merge in progress finish, and hands the duty back. */
@@ -119,7 +124,7 @@ export class Indexer {
 
   /** Whether this instance ran the duty within its last three intervals (over LMDB, always once it has run). */
   private holding(): boolean {
-    const held = this.ctx.now().getTime() - this.heldAt < 3 * SWEEP_MS;
+    const held = this.ctx.now().getTime() - this.heldAt < 3 * this.sweepMs;
     if (!held && this.unmerged > 0) {
       this.unmerged = 0;
       this.ctx.metrics.indexerBacklog.set(0);
@@ -156,6 +161,8 @@ export class Indexer {
   private async mergeTenant(tenant: string, state: { readonly stopped: boolean }): Promise<void> {
     const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
     for (;;) {
+      // Still the holder: a pass under load runs for as long as creates keep coming.
+      this.heldAt = this.ctx.now().getTime();
       const count = sealing === undefined && this.thread.available ? await this.mergeOnThread(tenant) : await this.mergeHere(tenant, sealing);
       if (count === 0) return;
       this.merged += count;
@@ -169,7 +176,7 @@ export class Indexer {
 
   /** One batch merged on the event loop: listed first, read again by key in the merge ({@link mergeEntries}). */
   private async mergeHere(tenant: string, sealing: Sealing | undefined): Promise<number> {
-    const { entries } = await runTransaction(this.ctx, (tx) => new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH), { readOnly: true });
+    const entries = await runTransaction(this.ctx, async (tx) => withinMergeBytes((await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, (entry) => entry.bytes.length), { readOnly: true });
     return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
   }
 
@@ -186,7 +193,7 @@ export class Indexer {
       this.ctx,
       async (tx) => {
         const terms = new Repository(tx, tenant, undefined).terms;
-        const entries = await terms.pending.rows(MERGE_BATCH);
+        const entries = withinMergeBytes(await terms.pending.rows(MERGE_BATCH), (row) => row.value.length);
         const tasks = [...new Set(entries.map((row) => terms.pending.taskOf(row.key)))];
         const open = await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const));
         return { entries, open: new Map(open) };
@@ -274,7 +281,7 @@ export async function mergeEntries(repo: Repository, listed: readonly PendingEnt
  * mark is cleared then).
  */
 export async function mergeBatch(repo: Repository, limit = MERGE_BATCH): Promise<number> {
-  const { entries } = await repo.terms.pending.list(limit);
+  const entries = withinMergeBytes((await repo.terms.pending.list(limit)).entries, (entry) => entry.bytes.length);
   if (entries.length === 0) {
     repo.terms.pending.settled();
     return 0;
