@@ -31,7 +31,7 @@ import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
-import { MERGE_BATCH, PENDING_LIMIT, withinMergeBytes } from './limits.js';
+import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
 import { MergeThread, type TaskMerge } from './merge-thread.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 
@@ -176,7 +176,7 @@ export class Indexer {
 
   /** One batch merged on the event loop: listed first, read again by key in the merge ({@link mergeEntries}). */
   private async mergeHere(tenant: string, sealing: Sealing | undefined): Promise<number> {
-    const entries = await runTransaction(this.ctx, async (tx) => withinMergeBytes((await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, (entry) => entry.bytes.length), { readOnly: true });
+    const entries = await runTransaction(this.ctx, async (tx) => withinBytes((await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, (entry) => entry.bytes.length), { readOnly: true });
     return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
   }
 
@@ -193,7 +193,7 @@ export class Indexer {
       this.ctx,
       async (tx) => {
         const terms = new Repository(tx, tenant, undefined).terms;
-        const entries = withinMergeBytes(await terms.pending.rows(MERGE_BATCH), (row) => row.value.length);
+        const entries = withinBytes(await terms.pending.rows(MERGE_BATCH), (row) => row.value.length);
         const tasks = [...new Set(entries.map((row) => terms.pending.taskOf(row.key)))];
         const open = await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const));
         return { entries, open: new Map(open) };
@@ -217,13 +217,19 @@ export class Indexer {
 /**
  * The merge thread's writes, task by task, each task's applied only if every
  * row its merge read is still as the listing read it: the task's open runs,
- * and each entry it merged (the writes clear them). Point reads only. The
- * count of entries merged.
+ * and each entry it merged (the writes clear them). Point reads only. Tasks
+ * past {@link APPLY_BYTES} of writes wait for the next batch. The count of
+ * entries merged.
  */
 export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, { key: Buffer; value: Buffer | undefined }>): Promise<number> {
   const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
   let count = 0;
+  let bytes = 0;
   for (const { taskId, writes } of merges) {
+    // The store counts each written key twice (FoundationDB's count).
+    const size = writes.reduce((sum, { key, value }) => sum + 2 * key.length + (value?.length ?? 0), 0);
+    if (bytes > 0 && bytes + size > APPLY_BYTES) break;
+    bytes += size;
     const runs = open.get(taskId);
     let same = runs !== undefined && unchanged(runs.value, await tx.get(runs.key));
     let merged = 0;
@@ -259,19 +265,15 @@ function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean
  */
 export async function mergeEntries(repo: Repository, listed: readonly PendingEntry[]): Promise<number> {
   let count = 0;
-  let group: PendingEntry[] = [];
-  const flush = async (): Promise<void> => {
-    if (group.length > 0) await repo.terms.merge(group[0]!.taskId, group);
-    count += group.length;
-    group = [];
-  };
-  for (const entry of listed) {
-    const now = await repo.terms.pending.current(entry);
-    if (now === undefined) continue;
-    if (group.length > 0 && group[0]!.taskId !== now.taskId) await flush();
-    group.push(now);
+  for (const group of taskGroups(listed, (entry) => entry.bytes.length)) {
+    const now: PendingEntry[] = [];
+    for (const entry of group) {
+      const current = await repo.terms.pending.current(entry);
+      if (current !== undefined) now.push(current);
+    }
+    if (now.length > 0) await repo.terms.merge(now[0]!.taskId, now);
+    count += now.length;
   }
-  await flush();
   return count;
 }
 
@@ -281,19 +283,15 @@ export async function mergeEntries(repo: Repository, listed: readonly PendingEnt
  * mark is cleared then).
  */
 export async function mergeBatch(repo: Repository, limit = MERGE_BATCH): Promise<number> {
-  const entries = withinMergeBytes((await repo.terms.pending.list(limit)).entries, (entry) => entry.bytes.length);
+  const entries = withinBytes((await repo.terms.pending.list(limit)).entries, (entry) => entry.bytes.length);
   if (entries.length === 0) {
     repo.terms.pending.settled();
     return 0;
   }
-  let group: PendingEntry[] = [];
-  for (const entry of entries) {
-    if (group.length > 0 && group[0]!.taskId !== entry.taskId) {
-      await repo.terms.merge(group[0]!.taskId, group);
-      group = [];
-    }
-    group.push(entry);
+  let count = 0;
+  for (const group of taskGroups(entries, (entry) => entry.bytes.length)) {
+    await repo.terms.merge(group[0]!.taskId, group);
+    count += group.length;
   }
-  await repo.terms.merge(group[0]!.taskId, group);
-  return entries.length;
+  return count;
 }

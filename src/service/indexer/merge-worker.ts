@@ -17,10 +17,10 @@
 import { parentPort } from 'node:worker_threads';
 import { codecsFor } from '../repository/codec.js';
 import { keyspaceOf } from '../repository/keyspace.js';
-import type { PendingEntry } from '../repository/pending-terms.js';
 import { TermRows } from '../repository/terms.js';
 import type { Bytes, KeyValue, RangeOptions, Transaction, TransactionStats } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
+import { taskGroups } from './limits.js';
 
 export interface MergeRequest {
   id: number;
@@ -107,18 +107,10 @@ export async function mergeRows(tenant: string, rows: ArrayBuffer): Promise<Arra
   const tx = new RecordingTransaction(rows);
   const terms = new TermRows(tx, keyspaceOf(tenant), CODECS, undefined, tenant);
   const { entries } = await terms.pending.list(Number.MAX_SAFE_INTEGER);
-  let group: PendingEntry[] = [];
-  const flush = async (): Promise<void> => {
-    if (group.length === 0) return;
+  for (const group of taskGroups(entries, (entry) => entry.bytes.length)) {
     tx.task(group[0]!.taskId);
     await terms.merge(group[0]!.taskId, group);
-    group = [];
-  };
-  for (const entry of entries) {
-    if (group.length > 0 && group[0]!.taskId !== entry.taskId) await flush();
-    group.push(entry);
   }
-  await flush();
   return tx.out.finish();
 }
 
