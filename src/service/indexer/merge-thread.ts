@@ -35,7 +35,7 @@ function workerOf(): Worker {
   const typescript = import.meta.url.endsWith('.ts');
   const url = new URL(typescript ? './merge-worker.ts' : './merge-worker.js', import.meta.url);
   // A batch of a few hundred entries at a time: a small heap.
-  const resourceLimits = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 };
+  const resourceLimits = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 };
   if (!typescript) return new Worker(url, { resourceLimits });
   const source = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); });`;
   return new Worker(source, { eval: true, resourceLimits });
