@@ -194,7 +194,7 @@ export class Indexer {
       async (tx) => {
         const terms = new Repository(tx, tenant, undefined).terms;
         const entries = withinBytes(await terms.pending.rows(MERGE_BATCH), (row) => row.value.length);
-        const tasks = [...new Set(entries.map((row) => terms.pending.taskOf(row.key)))];
+        const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
         const open = await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const));
         return { entries, open: new Map(open) };
       },
@@ -263,7 +263,7 @@ function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean
  * left out; one rewritten since (its checkpoint changed) is merged as it is
  * now.
  */
-export async function mergeEntries(repo: Repository, listed: readonly PendingEntry[]): Promise<number> {
+async function mergeEntries(repo: Repository, listed: readonly PendingEntry[]): Promise<number> {
   let count = 0;
   for (const group of taskGroups(listed, (entry) => entry.bytes.length)) {
     const now: PendingEntry[] = [];

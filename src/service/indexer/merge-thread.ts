@@ -1,6 +1,6 @@
 /**
  * The indexer's side of its merge thread (`merge-worker.ts`): one thread,
- * started on first use, not keeping the process alive. A batch's pending
+ * started on first use, not keeping the process alive (`thread-calls.ts`). A batch's pending
  * entries and its tasks' open runs go there as one transferred buffer
  * (`frames.ts`); each task's writes come back. If the thread fails (it
  * cannot start, it exits, it throws), the batch waiting on it and every
@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type { KeyValue } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
 import type { MergeReply, MergeRequest } from './merge-worker.js';
+import { ThreadCalls } from '../repository/thread-calls.js';
 
 /** One write of a merge: a value to set, or null to clear the key. */
 export interface MergeWrite {
@@ -42,14 +43,11 @@ function workerOf(): Worker {
 }
 
 export class MergeThread {
-  private worker: Worker | undefined;
-  private failed = false;
-  private next = 0;
-  private readonly waiting = new Map<number, { resolve: (writes: ArrayBuffer) => void; reject: (error: Error) => void }>();
+  private readonly thread = new ThreadCalls<MergeReply>('the merge thread', workerOf);
 
   /** Whether batches may go to the thread (false once it failed). */
   get available(): boolean {
-    return !this.failed;
+    return this.thread.usable;
   }
 
   /**
@@ -62,62 +60,19 @@ export class MergeThread {
     for (const { key, value } of entries) frame.add(ENTRY, key, value);
     for (const { key, value } of open) frame.add(OPEN_RUNS, key, value);
     const rows = frame.finish();
-    const worker = this.start();
-    if (worker === undefined) throw new Error('The merge thread is not available.');
-    const id = this.next++;
-    const writes = await new Promise<ArrayBuffer>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      if (this.waiting.size === 1) worker.ref();
-      worker.postMessage({ id, tenant, rows } satisfies MergeRequest, [rows]);
-    });
+    const { writes } = await this.thread.call({ tenant, rows } satisfies Omit<MergeRequest, 'id'>, [rows]);
+    if (writes === undefined) throw new Error('The merge thread answered nothing.');
     const tasks: TaskMerge[] = [];
     for (const { tag, key, value } of readFrame(writes)) {
       if (tag === TASK) tasks.push({ taskId: key.toString('utf8'), writes: [] });
-      else tasks.at(-1)!.writes.push({ key, value: tag === SET ? value! : null });
-      if (tag !== TASK && tag !== SET && tag !== CLEAR) throw new Error(`The merge thread answered a row it does not write (tag ${tag}).`);
+      else if (tag === SET || tag === CLEAR) tasks.at(-1)!.writes.push({ key, value: tag === SET ? value! : null });
+      else throw new Error(`The merge thread answered a row it does not write (tag ${tag}).`);
     }
     return tasks;
   }
 
-  /** Stops the thread; batches waiting are refused. */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.fail(new Error('The merge thread was stopped.'));
-    this.failed = false;
-    await worker?.terminate();
-  }
-
-  private start(): Worker | undefined {
-    if (this.failed) return undefined;
-    if (this.worker !== undefined) return this.worker;
-    try {
-      const worker = workerOf();
-      worker.unref();
-      worker.on('message', (reply: MergeReply) => this.answer(reply));
-      worker.on('error', (error) => this.fail(error));
-      worker.on('exit', () => this.fail(new Error('The merge thread exited.')));
-      this.worker = worker;
-      return worker;
-    } catch (error) {
-      this.fail(error instanceof Error ? error : new Error(String(error)));
-      return undefined;
-    }
-  }
-
-  private answer(reply: MergeReply): void {
-    const waiting = this.waiting.get(reply.id);
-    if (waiting === undefined) return;
-    this.waiting.delete(reply.id);
-    if (this.waiting.size === 0) this.worker?.unref();
-    if ('writes' in reply) waiting.resolve(reply.writes);
-    else waiting.reject(new Error(`The merge thread failed: ${reply.error}`));
-  }
-
-  private fail(error: Error): void {
-    this.failed = true;
-    this.worker = undefined;
-    const waiting = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const { reject } of waiting) reject(error);
+  /** Stops the thread; batches waiting are refused, and the next batch starts it again. */
+  close(): Promise<void> {
+    return this.thread.close(true);
   }
 }

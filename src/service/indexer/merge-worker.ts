@@ -19,6 +19,7 @@ import { codecsFor } from '../repository/codec.js';
 import { keyspaceOf } from '../repository/keyspace.js';
 import { TermRows } from '../repository/terms.js';
 import type { Bytes, KeyValue, RangeOptions, Transaction, TransactionStats } from '../../store/store.js';
+import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
 import { taskGroups } from './limits.js';
 
@@ -29,7 +30,10 @@ export interface MergeRequest {
   rows: ArrayBuffer;
 }
 
-export type MergeReply = { id: number; writes: ArrayBuffer } | { id: number; error: string };
+/** The writes of each task (`frames.ts`), or `error`. */
+export interface MergeReply extends ThreadAnswer {
+  writes?: ArrayBuffer;
+}
 
 /** Answers reads from the rows it was given and records every write, each task's after a TASK row. */
 class RecordingTransaction implements Transaction {

@@ -8,14 +8,15 @@
  * same options (as `zlib-engine.ts` does on the event loop): raw DEFLATE
  * that reads back as any other record does.
  *
- * One thread, started on first use and not keeping the process alive. If it
- * fails (it cannot start, it exits, it throws), every value waiting on it is
- * refused and the callers compress on their own thread; a failed thread is
- * not started again.
+ * One thread, started on first use and not keeping the process alive
+ * (`thread-calls.ts`). If it fails (it cannot start, it exits, it throws),
+ * every value waiting on it is refused and the callers compress on their own
+ * thread; a failed thread is not started again.
  *
  * @module
  */
 import { Worker } from 'node:worker_threads';
+import { ThreadCalls, type ThreadAnswer } from './thread-calls.js';
 import type { ZlibOptions } from 'node:zlib';
 
 /** The thread's code, as a script (the service runs as TypeScript under the tests and as JavaScript in production). */
@@ -81,27 +82,32 @@ parentPort.on('message', ({ id, bytes }) => {
  */
 const THREAD_NICE = 19;
 
-interface Waiting {
-  resolve(data: Uint8Array): void;
-  reject(error: Error): void;
+interface DeflateAnswer extends ThreadAnswer {
+  data?: Uint8Array;
 }
 
 export class DeflateWorker {
-  private worker: Worker | undefined;
-  private failed = false;
-  private next = 0;
+  private readonly thread: ThreadCalls<DeflateAnswer>;
   /** Values deflated on the thread so far. */
   private done = 0;
-  private readonly waiting = new Map<number, Waiting>();
-  private readonly options: ZlibOptions;
 
   constructor(options: ZlibOptions) {
-    this.options = options;
+    const { dictionary, ...rest } = options;
+    this.thread = new ThreadCalls<DeflateAnswer>(
+      'the compression thread',
+      () =>
+        new Worker(SOURCE, {
+          eval: true,
+          // The thread holds a value or two at a time: a small heap, not the service's young generation of 3 x 32 MB.
+          resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
+          workerData: { ...rest, nice: THREAD_NICE, ...(dictionary === undefined ? {} : { dictionary: new Uint8Array(dictionary as Uint8Array) }) },
+        }),
+    );
   }
 
   /** Whether values can still be sent (false once the thread failed). */
   get usable(): boolean {
-    return !this.failed;
+    return this.thread.usable;
   }
 
   /** How many values the thread has deflated. */
@@ -111,69 +117,19 @@ export class DeflateWorker {
 
   /** How many values wait for their bytes. */
   get pending(): number {
-    return this.waiting.size;
+    return this.thread.pending;
   }
 
   /** `bytes` deflated on the thread; refused if the thread fails meanwhile. */
-  deflate(bytes: Uint8Array): Promise<Uint8Array> {
-    const worker = this.start();
-    if (worker === undefined) return Promise.reject(new Error('The compression thread is not available.'));
-    const id = this.next++;
-    return new Promise<Uint8Array>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      if (this.waiting.size === 1) worker.ref();
-      worker.postMessage({ id, bytes });
-    });
+  async deflate(bytes: Uint8Array): Promise<Uint8Array> {
+    const { data } = await this.thread.call({ bytes });
+    if (data === undefined) throw new Error('The compression thread answered nothing.');
+    this.done += 1;
+    return data;
   }
 
   /** Stops the thread (tests); values waiting are refused. */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.fail(new Error('The compression thread was stopped.'));
-    await worker?.terminate();
-  }
-
-  private start(): Worker | undefined {
-    if (this.failed) return undefined;
-    if (this.worker !== undefined) return this.worker;
-    try {
-      const { dictionary, ...rest } = this.options;
-      const worker = new Worker(SOURCE, {
-        eval: true,
-        // The thread holds a value or two at a time: a small heap, not the service's young generation of 3 x 32 MB.
-        resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
-        workerData: { ...rest, nice: THREAD_NICE, ...(dictionary === undefined ? {} : { dictionary: new Uint8Array(dictionary as Uint8Array) }) },
-      });
-      worker.unref();
-      worker.on('message', (message: { id: number; data?: Uint8Array; error?: string }) => this.answer(message));
-      worker.on('error', (error) => this.fail(error));
-      worker.on('exit', () => this.fail(new Error('The compression thread exited.')));
-      this.worker = worker;
-      return worker;
-    } catch (error) {
-      this.fail(error instanceof Error ? error : new Error(String(error)));
-      return undefined;
-    }
-  }
-
-  private answer({ id, data, error }: { id: number; data?: Uint8Array; error?: string }): void {
-    const waiting = this.waiting.get(id);
-    if (waiting === undefined) return;
-    this.waiting.delete(id);
-    // Idle, the thread must not keep the process alive.
-    if (this.waiting.size === 0) this.worker?.unref();
-    if (data !== undefined) {
-      this.done += 1;
-      waiting.resolve(data);
-    }
-    else waiting.reject(new Error(error ?? 'The compression thread answered nothing.'));
-  }
-
-  private fail(error: Error): void {
-    this.failed = true;
-    this.worker = undefined;
-    const waiting = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const { reject } of waiting) reject(error);
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }

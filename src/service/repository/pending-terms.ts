@@ -91,10 +91,6 @@ export class PendingTermRows {
     return [taskId, { createdAt, checkpointId }];
   }
 
-  /** The task an entry's key belongs to. */
-  taskOf(key: Buffer): string {
-    return this.space.unpack(key)[0] as string;
-  }
 
   /** Up to `limit` entries in key order (task, then the task's order), after `after` when given. */
   async list(limit: number, after?: Buffer): Promise<{ entries: PendingEntry[]; last: Buffer | undefined }> {
