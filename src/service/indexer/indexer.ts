@@ -32,7 +32,7 @@ import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repos
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
 import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
-import { MergeThread, type TaskMerge } from './merge-thread.js';
+import { MERGE_THREAD, type MergeThread, type TaskMerge } from './merge-thread.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 
 /** How often the indexer looks for tenants marked due without a poke (another instance's creates, a restart). */
@@ -60,8 +60,6 @@ export class Indexer {
   private onThread = 0;
   /** When this instance last ran the duty (ms since the epoch); 0 while another instance holds it. */
   private heldAt = 0;
-  /** Where a tenant without encryption is merged: beside the event loop (`merge-worker.ts`). */
-  private readonly thread = new MergeThread();
 
   /**
    * `delayMs`: how long a poke waits for more creates before the merge
@@ -72,6 +70,8 @@ export class Indexer {
     private readonly ctx: ServiceContext,
     private readonly delayMs: number,
     private readonly sweepMs = SWEEP_MS,
+    /** Where a tenant without encryption is merged: beside the event loop (`merge-worker.ts`). */
+    private readonly thread: MergeThread = MERGE_THREAD,
   ) {}
 
   /** Starts the periodic sweep; pokes merge from now on. */
@@ -85,7 +85,6 @@ export class Indexer {
     this.poked = undefined;
     await this.timer?.stop();
     this.timer = undefined;
-    await this.thread.close();
   }
 
   /** Merges now what this instance can (a run in progress finishes first, then one more): the list settled once creates have stopped. */

@@ -76,3 +76,11 @@ export class MergeThread {
     return this.thread.close(true);
   }
 }
+
+/**
+ * The process's merge thread, shared by its indexers (one in a server; one
+ * per app in the tests, which would otherwise each start a thread): a batch
+ * carries all the thread needs, and an idle thread does not keep the
+ * process alive.
+ */
+export const MERGE_THREAD = new MergeThread();
