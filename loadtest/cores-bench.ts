@@ -13,16 +13,29 @@
  *
  *   npm run bench:cores
  *
+ * Then the budget: one more run of Baton's creates with Linux `perf`
+ * sampling every thread of the server (`lib/perf-budget.ts`): the CPU a
+ * create costs, by thread (event loop, LMDB's writer, V8's helpers, the
+ * compression and merge threads) and by part (parse, validation, hash,
+ * compression, term index, indexer, audit, hand-offs, LMDB's commit with
+ * the kernel's page writes and fsyncs, GC, HTTP), scaled to the CPU /proc
+ * counted over the same run. Skipped, with the reason, where perf cannot
+ * sample.
+ *
  * Environment: BENCH_PROCESSES (default: the number of CPUs), BENCH_ROUNDS
- * (default 2; the figures are the means over the rounds), and the HTTP
- * benchmark's BENCH_SECONDS, BENCH_CONNECTIONS.
+ * (default 2; the figures are the means over the rounds), BENCH_BUDGET_ONLY=1
+ * (Baton's budget alone, no floor runs: quick comparisons of a change), and
+ * the HTTP benchmark's BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_BODIES.
  *
  * @module
  */
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, SECONDS, TOKEN } from './lib/http-config.js';
+import { useBodies } from './lib/http-payloads.js';
 import { closedLoop, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
+import { budgetLines, budgetOf, PERF_NODE_FLAGS, perfUnavailable, startPerf } from './lib/perf-budget.js';
 import { BATON_MAIN, runBench, startServer, stopServers, type Server } from './lib/servers.js';
 import { alignedTable, fixed } from './lib/tables.js';
 
@@ -52,7 +65,43 @@ function means(runs: ClosedFigures[]) {
   };
 }
 
+const batonEnv = () => ({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', BATON_DATA_DIR: dirs.make('data'), BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000' });
+
+/** Baton's creates once more, with perf sampling every thread of the server over the measured run. */
+async function cpuBudget(): Promise<void> {
+  const reason = perfUnavailable();
+  if (reason !== undefined) {
+    console.log(`\nbudget: skipped (${reason})`);
+    return;
+  }
+  const server = await startServer('baton-budget', BATON_MAIN, batonEnv(), '/readyz', PERF_NODE_FLAGS);
+  const file = join(dirs.make('perf'), 'perf.data');
+  let stop: (() => Promise<void>) | undefined;
+  let befores = 0;
+  // closedLoop calls `before` ahead of its warm-up and again ahead of the measured run: sampling starts at the second.
+  const run = await closedLoop(server, () => postRequests(), CONNECTIONS, async () => {
+    if (++befores === 2) stop = startPerf(server.child.pid!, file);
+  });
+  await stop?.();
+  await stopServers();
+  const sampled = budgetOf(file, server.child.pid!, run.ok);
+  const sampledUs = Object.values(sampled.byThread).reduce((sum, us) => sum + us, 0);
+  // perf's own overhead inflates what it samples; the shares are its, the total is /proc's over the same run.
+  const scale = run.cpu.serverUsPerReq / sampledUs;
+  const scaled = (table: Record<string, number>) => Object.fromEntries(Object.entries(table).map(([key, us]) => [key, us * scale]));
+  console.log(`\nbudget: ${fixed(run.okPerSec, 0)} creates/s under perf, ${fixed(run.cpu.serverUsPerReq, 0)} µs of server CPU a create (/proc), event loop ${fixed(run.cpu.eventLoopUsPerReq, 0)} µs; perf's shares scaled to that total`);
+  const lines = budgetLines({
+    ...sampled,
+    byThread: scaled(sampled.byThread),
+    byPart: scaled(sampled.byPart),
+    byThreadAndPart: Object.fromEntries(Object.entries(sampled.byThreadAndPart).map(([thread, parts]) => [thread, scaled(parts)])),
+  });
+  for (const line of lines) console.log(line);
+}
+
 async function main(): Promise<void> {
+  useBodies(process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving');
+  if (process.env.BENCH_BUDGET_ONLY === '1') return cpuBudget();
   const bare = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   console.log(`cores bench: ${CORES} CPUs, ${SECONDS} s per run, ${CONNECTIONS} connections, ${ROUNDS} rounds, floor in 1 and ${PROCESSES} processes`);
   const sides: Side[] = [
@@ -65,7 +114,7 @@ async function main(): Promise<void> {
     },
     {
       name: 'Baton create',
-      server: await startServer('baton', BATON_MAIN, { ...bare, BATON_DATA_DIR: dirs.make('data'), BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000' }, '/readyz'),
+      server: await startServer('baton', BATON_MAIN, batonEnv(), '/readyz'),
       path: '/v1/checkpoints',
       runs: [],
     },
@@ -105,6 +154,7 @@ async function main(): Promise<void> {
 The ceiling is ${CORES} cores' CPU over what a create costs the server and the load generator together:
 the most creates any number of processes could answer here, if they shared nothing and lost nothing.`);
   for (const [label, value] of lines) console.log(`  ${`${label}:`.padEnd(width)} ${value}`);
+  await cpuBudget();
 }
 
 runBench(main, dirs);

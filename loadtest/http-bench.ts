@@ -237,6 +237,12 @@ async function main(): Promise<void> {
   step('floor create (bare route + validation + canonical JSON + SHA-256 + one fsynced LMDB put)');
   const floor = await closedLoop(bare, () => postRequests('/floor/checkpoints'));
   rows.push(['floor create', 'bare', floor]);
+  // DESIGN §9: one caller, one create at a time (an agent alone, a LangGraph saver): p50 within 2 x the floor's.
+  step('create at 1 connection, then the floor create at 1 connection');
+  const create1 = await closedLoop(baton, postRequests, 1);
+  rows.push(['create', 'baton', create1]);
+  const floor1 = await closedLoop(bare, () => postRequests('/floor/checkpoints'), 1);
+  rows.push(['floor create', 'bare', floor1]);
   step('get');
   const get = await closedLoop(baton, getRequests(readIds));
   rows.push(['get', 'baton', get]);
@@ -337,6 +343,7 @@ async function main(): Promise<void> {
     queuedP99VsCreateP99: queue ? queue.queued.p99Ms / create.p99Ms : NaN,
     historyP50Ms: history.p50Ms,
     historyP50MsOneConnection: history1.p50Ms,
+    createP50OneCallerVsFloor: create1.p50Ms / floor1.p50Ms,
     openCreateP99VsBare: openBaton.streams.create!.p99Ms / openBare.streams.create!.p99Ms,
     openReadP99VsBare: openBaton.streams.read!.p99Ms / openBare.streams.read!.p99Ms,
     openAllP99VsBare: openBaton.all.p99Ms / openBare.all.p99Ms,
@@ -397,6 +404,7 @@ async function main(): Promise<void> {
       `create p50/p99 ${fixed(handoffs.create.p50Ms, 2)}/${fixed(handoffs.create.p99Ms, 2)} ms, ${handoffs.cyclesPerSec} cycles/s, ${handoffs.failures} failed, each failed step counted as ${OVER_LIMIT_MS} ms)`,
   );
   console.log(
+    `  one caller's create p50 / floor's      ${times(create1.p50Ms / floor1.p50Ms).padStart(9)}   target <= 2x: ${verdict(create1.p50Ms <= 2 * floor1.p50Ms)} (${fixed(create1.p50Ms, 2)} vs ${fixed(floor1.p50Ms, 2)} ms, 1 connection)`,
     `  history(${HISTORY_LIMIT}) p50, 1 connection       ${`${fixed(history1.p50Ms, 2)} ms`.padStart(9)}   target < 5 ms: ${verdict(history1.p50Ms < 5)}`,
   );
   console.log(
@@ -449,7 +457,7 @@ async function main(): Promise<void> {
     fsync,
     store: batonEnv.BATON_STORE,
     bodies: BODIES,
-    closed: { create, createSameText: createSame, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
+    closed: { create, createOneCaller: create1, floorOneCaller: floor1, createSameText: createSame, createTraced, barePost, floor, get, bareGet, patch, history, historyOneConnection: history1, contention },
     tracing: { exported, tracedVsOff: round(tracing.ratio, 4), plainRate: tracing.plainRate, tracedRate: tracing.otherRate },
     encryption: { sealedVsPlain: round(sealing.ratio, 4), plainRate: sealing.plainRate, sealedRate: sealing.otherRate, plainLoopUs: sealing.plainLoopUs, sealedLoopUs: sealing.otherLoopUs },
     handoffs,

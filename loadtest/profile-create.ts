@@ -97,6 +97,7 @@ async function main(): Promise<void> {
   console.log(`memory before ${JSON.stringify(memory0)}, after ${JSON.stringify(memory1)}`);
   for (const line of heap) console.log(`  ${line.replace(/ (\d+)$/, (_, b: string) => ` ${(Number(b) / 2 ** 20).toFixed(1)} MB`)}`);
   console.log(`${process.env.SCENARIO ?? 'create'} ${create.okPerSec.toFixed(0)}/s p50 ${create.p50Ms} p99 ${create.p99Ms} cpu/req ${create.cpu.serverUsPerReq.toFixed(0)} us, event loop ${create.cpu.eventLoopUsPerReq.toFixed(0)} us`);
+  console.log(`cpu/req by thread (us): ${Object.entries(create.cpu.threadsUsPerReq).sort((a, b) => b[1] - a[1]).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')}`);
   if (process.env.OPEN === '1') {
     // Then bench:http's open loop (BENCH_OPEN_CREATES creates/s + BENCH_OPEN_READS reads/s of the 2,000 checkpoints), and the memory under it.
     const open = await openLoopMeasured(baton, ids);

@@ -139,6 +139,10 @@ export async function closedLoopAcross(targets: Target[]): Promise<ClosedFigures
       serverUsPerReq: round(cpus.reduce((sum, c) => sum + c.serverUsPerReq, 0), 1),
       eventLoopUsPerReq: round(cpus.reduce((sum, c) => sum + c.eventLoopUsPerReq, 0), 1),
       generatorPct: cpus[0]!.generatorPct,
+      threadsUsPerReq: cpus.reduce<Record<string, number>>((all, c) => {
+        for (const [name, us] of Object.entries(c.threadsUsPerReq)) all[name] = round((all[name] ?? 0) + us, 1);
+        return all;
+      }, {}),
     },
   };
 }

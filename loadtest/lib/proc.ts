@@ -92,6 +92,31 @@ export interface Cpu {
   eventLoopUsPerReq: number;
   /** This process's (the load generator's) CPU, in % of one core. */
   generatorPct: number;
+  /** Server CPU per completed request by thread name (`/proc/<pid>/task/<tid>/comm`), in microseconds: the budget's threads. */
+  threadsUsPerReq: Record<string, number>;
+}
+
+/** CPU seconds of every thread of `pid` by thread name (threads of one name summed), from /proc/<pid>/task. */
+export function threadSecondsOf(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (pid === undefined) return out;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'event loop' : process.env.BENCH_THREAD_IDS === '1' ? `thread ${tid}` : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '').trim();
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
 }
 
 /** `pid` and every process below it (a cluster's primary and its workers), from the parent ids in /proc/<n>/stat. */
@@ -124,6 +149,7 @@ export function cpuMeter(pid: number | undefined, tree = false): (requests: numb
   const sum = (mainThread: boolean): number => pids.reduce<number>((total, p) => total + cpuSecondsOf(p, mainThread), 0);
   const server0 = sum(false);
   const main0 = sum(true);
+  const threads0 = pids.map((p) => threadSecondsOf(p));
   const generator0 = process.cpuUsage();
   const t0 = performance.now();
   return (requests) => {
@@ -131,11 +157,19 @@ export function cpuMeter(pid: number | undefined, tree = false): (requests: numb
     const serverSeconds = sum(false) - server0;
     const mainSeconds = sum(true) - main0;
     const generator = process.cpuUsage(generator0);
+    const threadsUsPerReq: Record<string, number> = {};
+    pids.forEach((p, i) => {
+      for (const [name, seconds] of threadSecondsOf(p)) {
+        const used = seconds - (threads0[i]!.get(name) ?? 0);
+        if (used > 0) threadsUsPerReq[name] = round((threadsUsPerReq[name] ?? 0) + (used * 1e6) / requests, 1);
+      }
+    });
     return {
       serverPct: round((100 * serverSeconds) / wall, 1),
       serverUsPerReq: round((serverSeconds * 1e6) / requests, 1),
       eventLoopUsPerReq: round((mainSeconds * 1e6) / requests, 1),
       generatorPct: round((100 * (generator.user + generator.system)) / 1e6 / wall, 1),
+      threadsUsPerReq,
     };
   };
 }

@@ -1,0 +1,163 @@
+/**
+ * The CPU a create costs every thread of the server, by thread and by part,
+ * from Linux `perf` sampling the whole process (V8's own `--cpu-prof` sees
+ * only JavaScript threads, and none of LMDB's writer, the kernel's work for
+ * its page writes and fsyncs, or V8's helper threads). The server runs with
+ * `--perf-basic-prof-only-functions`, so JavaScript frames carry their
+ * names and files. Each sample is one 1/F s of one thread's CPU; a part is
+ * named by the first rule matching any frame of the sample's stack (the
+ * rules go from the most specific to the least), a thread by what its
+ * samples run (its JavaScript files, LMDB's writer, V8's tasks).
+ *
+ * Without `perf` (or without permission to use it) the budget is skipped
+ * with that reason.
+ *
+ * @module
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+
+export const PERF_FREQUENCY = 999;
+
+/** The node flag that makes JIT frames readable to perf (written to /tmp/perf-<pid>.map). */
+export const PERF_NODE_FLAGS = ['--perf-basic-prof-only-functions'];
+
+type Rule = [part: string, pattern: RegExp];
+
+/**
+ * Parts named by what runs anywhere in the stack, most specific first: a
+ * sample belongs to the first whose pattern matches one of its frames (so
+ * canonical JSON under the audit entry is the audit entry's).
+ */
+const PART_RULES: Rule[] = [
+  ['garbage collection (V8, all threads)', /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|IncrementalMarking|MinorMarkSweep|ArrayBufferSweeper|GCTracer|Heap::CollectGarbage|Heap::PerformGarbageCollection|ScavengeJob|MemoryAllocator::Unmapper/],
+  ['LMDB commit: B-tree, page writes, fsync (writer thread and kernel)', /mdb_txn_commit|WriteWorker|do_write|mdb_cursor_put|mdb_page_|mdb_del|fdatasync/],
+  ['record compression (deflate)', /deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine|deflate-worker/],
+  ['indexer: merge and apply (thread and event loop)', /indexer\/|merge-worker|merge-thread|frames\.js|TermRows|repository\/terms\.js/],
+  ['term index at create (tokenizing, pending entry)', /domain\/terms\.js|pending-terms\.js/],
+  ['canonical JSON + SHA-256 of the checkpoint', /canonical-json|hashCheckpoint|toStored|SHA256|sha256_block|Hash::HashUpdate|crypto\/hash/],
+  ['audit entry', /domain\/audit\.js|audit-log\.js/],
+  ['zod validation', /node_modules\/zod|fastify\/lib\/validation/],
+  ['JSON parse of the body', /secure-json-parse|json-body\.js|JsonParser|JSON.parse/],
+  ['thread hand-offs (postMessage, commit hand-off to LMDB, async work)', /postMessage|MessagePort|ThreadSafeFunction|uv_async_send|startWriting|writeInstructions|napi_create_async_work|napi_queue_async_work|lmdb-pending|store\/lmdb\.js/],
+];
+
+/**
+ * Parts named by the innermost frame that says what it is: the layers every
+ * request runs inside (Fastify, Node's streams, Baton's routes) would
+ * otherwise claim everything below them.
+ */
+const LEAF_RULES: Rule[] = [
+  ['store: reads, overlay, transaction (event loop)', /store\/lmdb|lmdb\/read\.js|lmdb\/write\.js|mdb_get|mdb_cursor|mdb_node|getBinaryFast/],
+  ['keys and values (tuple packing, MessagePack)', /keyspace\.js|codec\.js|msgpackr/],
+  ['HTTP and TCP (Node, Fastify, kernel)', /tcp_|sock_|epoll|__sys_sendmsg|__sys_recvfrom|sys_writev|sys_read|node:_http|node:net|llhttp|fastify|find-my-way|node:internal\/streams|StreamBase|LibuvStreamWrap/],
+  ['logging and metrics', /pino|prom-client|metrics\.js/],
+  ['service and route glue (Baton JavaScript)', /file:\/\/\/.*\/dist\//],
+  ['kernel, other (scheduling, page faults, futex)', /\[kernel|schedule|futex|page_fault|finish_task_switch/],
+];
+
+export interface Budget {
+  /** Samples taken and the creates they cover. */
+  samples: number;
+  creates: number;
+  /** µs of CPU a create, by thread role. */
+  byThread: Record<string, number>;
+  /** µs of CPU a create, by part. */
+  byPart: Record<string, number>;
+  /** µs of CPU a create, by thread role, then part. */
+  byThreadAndPart: Record<string, Record<string, number>>;
+}
+
+/** Whether `perf record` works here; the reason when it does not. */
+export function perfUnavailable(): string | undefined {
+  const probe = spawnSync('perf', ['stat', '-e', 'cpu-clock', 'true'], { encoding: 'utf8' });
+  if (probe.error !== undefined) return 'perf is not installed (Debian: linux-perf)';
+  if (probe.status !== 0) return `perf cannot sample here: ${probe.stderr.trim().split('\n').pop()}`;
+  return undefined;
+}
+
+/** Starts sampling every thread of `pid`; the result stops it. */
+export function startPerf(pid: number, file: string): () => Promise<void> {
+  const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', String(PERF_FREQUENCY), '-g', '-p', String(pid), '-o', file], { stdio: 'ignore' });
+  return () =>
+    new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGINT');
+    });
+}
+
+interface Sample {
+  tid: number;
+  frames: string[];
+}
+
+function* samplesOf(file: string): Generator<Sample> {
+  const script = spawnSync('perf', ['script', '-i', file, '-F', 'tid,ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  let current: Sample | undefined;
+  for (const line of script.stdout.split('\n')) {
+    if (line === '') {
+      if (current !== undefined) yield current;
+      current = undefined;
+    } else if (!line.startsWith('\t') && !line.startsWith(' ')) {
+      current = { tid: Number(line.trim().split(/\s+/)[0]), frames: [] };
+    } else if (current !== undefined) {
+      current.frames.push(line.trim().replace(/^[0-9a-f]+ /, ''));
+    }
+  }
+  if (current !== undefined) yield current;
+}
+
+/** What a thread is, from one sample's frames; undefined when the sample does not tell. */
+function roleOf(frames: string[]): string | undefined {
+  const text = frames.join('\n');
+  if (/deflate-worker|zlib-engine/.test(text)) return 'compression thread';
+  if (/merge-worker|frames\.js/.test(text)) return 'merge thread';
+  if (/node::ThreadPoolWork|uv_work/.test(text)) return 'libuv pool (LMDB writer)';
+  if (/v8::platform|DefaultWorkerThreadsTaskRunner|WorkerThreadsTaskRunner/.test(text)) return 'V8 helpers (GC, compiler)';
+  return undefined;
+}
+
+/** Reads the recording: the budget of `creates` creates, by thread and by part. */
+export function budgetOf(file: string, pid: number, creates: number): Budget {
+  const samples = [...samplesOf(file)];
+  const votes = new Map<number, Map<string, number>>();
+  for (const { tid, frames } of samples) {
+    const role = roleOf(frames);
+    if (role === undefined) continue;
+    const counts = votes.get(tid) ?? new Map<string, number>();
+    counts.set(role, (counts.get(role) ?? 0) + 1);
+    votes.set(tid, counts);
+  }
+  const roles = new Map<number, string>([...votes].map(([tid, counts]) => [tid, [...counts].sort((a, b) => b[1] - a[1])[0]![0]]));
+  const perSample = 1e6 / PERF_FREQUENCY / creates;
+  const budget: Budget = { samples: samples.length, creates, byThread: {}, byPart: {}, byThreadAndPart: {} };
+  const add = (table: Record<string, number>, key: string): void => {
+    table[key] = (table[key] ?? 0) + perSample;
+  };
+  for (const { tid, frames } of samples) {
+    const thread = tid === pid ? 'event loop' : (roles.get(tid) ?? 'other threads');
+    const part =
+      PART_RULES.find(([, pattern]) => frames.some((frame) => pattern.test(frame)))?.[0] ??
+      frames.map((frame) => LEAF_RULES.find(([, pattern]) => pattern.test(frame))?.[0]).find((name) => name !== undefined) ??
+      'other (runtime, libc)';
+    add(budget.byThread, thread);
+    add(budget.byPart, part);
+    add((budget.byThreadAndPart[thread] ??= {}), part);
+  }
+  return budget;
+}
+
+/** The budget as aligned lines: parts by thread, largest first, with totals. */
+export function budgetLines(budget: Budget): string[] {
+  const rows = (table: Record<string, number>) => Object.entries(table).sort((a, b) => b[1] - a[1]);
+  const total = Object.values(budget.byThread).reduce((sum, us) => sum + us, 0);
+  const lines = [`CPU a create, every thread (perf, ${budget.samples} samples over ${budget.creates} creates): ${total.toFixed(0)} µs`];
+  lines.push('  by thread:');
+  for (const [thread, us] of rows(budget.byThread)) lines.push(`    ${thread.padEnd(68)} ${us.toFixed(0).padStart(6)} µs`);
+  lines.push('  by part:');
+  for (const [part, us] of rows(budget.byPart)) lines.push(`    ${part.padEnd(68)} ${us.toFixed(0).padStart(6)} µs`);
+  for (const [thread, parts] of rows(Object.fromEntries(Object.entries(budget.byThreadAndPart).map(([t, p]) => [t, Object.values(p).reduce((a, b) => a + b, 0)])))) {
+    lines.push(`  ${thread} (${parts.toFixed(0)} µs):`);
+    for (const [part, us] of rows(budget.byThreadAndPart[thread]!)) if (us >= 1) lines.push(`    ${part.padEnd(68)} ${us.toFixed(0).padStart(6)} µs`);
+  }
+  return lines;
+}
