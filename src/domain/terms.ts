@@ -41,8 +41,6 @@ export const NO_QUERY_TERMS = 'must contain a word of at least 2 letters or digi
  * would fall apart into single letters.
  */
 const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
-/** Text without these (ASCII text) is its own NFKC form, so normalizing can be skipped. */
-const NON_ASCII = /[\u0080-\uffff]/;
 
 /** The search terms of a checkpoint: every word of the text `q` searches, at most {@link MAX_TERMS}. */
 export function termsOf(checkpoint: Checkpoint): Set<string> {
@@ -89,58 +87,61 @@ const TEXT_FIELDS = ['description', 'blocker', 'decision', 'rationale', 'id'] as
 
 /** Adds the terms of `text` to `terms`, in the order written; false once `terms` is full. */
 function addTerms(text: string, terms: Set<string>): boolean {
-  for (const word of wordsIn(text)) {
-    if (terms.size >= MAX_TERMS) break;
-    terms.add(word);
-  }
-  return terms.size < MAX_TERMS;
+  if (terms.size >= MAX_TERMS) return false;
+  return addAsciiTerms(text, terms) ?? addUnicodeTerms(text, terms);
 }
 
 /**
- * The words of the texts read last, by text. An agent's next checkpoint
- * repeats most of its last one's items and decisions word for word, so most
- * of a create's texts were split by the create before it; looking a text up
- * costs a hash of it, splitting it several times that. Bounded, the least
- * recently used going first; long texts are split each time.
+ * The words of ASCII text, found by one pass over its character codes:
+ * runs of letters and digits, lower-cased (only a word with a capital is
+ * copied again), as {@link WORD} finds them in ASCII text. A create reads
+ * about thirty texts; splitting them with a regular expression, after
+ * lower-casing each whole, was a tenth of the event loop's time a create
+ * with text that changes (`docs/performance.md`, issue 44). Undefined, with
+ * nothing added past the words before it, at the first character beyond
+ * ASCII: such text is normalized first ({@link addUnicodeTerms}), which
+ * finds the same words before that character.
  */
-const SPLIT = new Map<string, readonly string[]>();
-const SPLIT_CAPACITY = 2048;
-const SPLIT_MAX_LENGTH = 1024;
-
-/** The terms of `text` in the order written, repeats included (at most {@link MAX_TERMS} distinct). */
-function wordsIn(text: string): readonly string[] {
-  if (text.length > SPLIT_MAX_LENGTH) return split(text);
-  let words = SPLIT.get(text);
-  if (words !== undefined) {
-    SPLIT.delete(text);
-  } else {
-    words = split(text);
-    if (SPLIT.size >= SPLIT_CAPACITY) SPLIT.delete(SPLIT.keys().next().value!);
-  }
-  SPLIT.set(text, words);
-  return words;
-}
-
-function split(text: string): string[] {
-  const words: string[] = [];
-  if (!NON_ASCII.test(text)) addAsciiTerms(text.toLowerCase(), words);
-  else {
-    for (const [word] of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
-      if (word.length >= MIN_TERM_LENGTH && !isOneCharacter(word) && !STOP_WORDS.has(word)) words.push(word);
+function addAsciiTerms(text: string, terms: Set<string>): boolean | undefined {
+  const length = text.length;
+  let start = -1;
+  let capital = false;
+  for (let i = 0; i <= length; i++) {
+    const code = i < length ? text.charCodeAt(i) : 0x20;
+    if (code >= 0x80) return undefined;
+    if ((code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39)) {
+      if (start < 0) {
+        start = i;
+        capital = false;
+      }
+      continue;
     }
+    if (code >= 0x41 && code <= 0x5a) {
+      if (start < 0) start = i;
+      capital = true;
+      continue;
+    }
+    if (start < 0) continue;
+    if (i - start >= MIN_TERM_LENGTH) {
+      const word = capital ? text.slice(start, i).toLowerCase() : text.slice(start, i);
+      if (!STOP_WORDS.has(word)) {
+        terms.add(word);
+        if (terms.size >= MAX_TERMS) return false;
+      }
+    }
+    start = -1;
   }
-  return words;
+  return true;
 }
 
-/** What separates words in lower-cased ASCII text, where {@link WORD} finds runs of `a`–`z` and `0`–`9`. */
-const ASCII_SEPARATORS = /[^a-z0-9]+/;
-
-/** The same words as {@link WORD} finds, for lower-cased ASCII text: most text is ASCII, and splitting it is faster. */
-function addAsciiTerms(text: string, words: string[]): void {
-  for (const word of text.split(ASCII_SEPARATORS)) {
-    if (word.length < MIN_TERM_LENGTH || STOP_WORDS.has(word)) continue;
-    words.push(word);
+/** The terms of any text: NFKC-normalized, lower-cased, words as {@link WORD} finds them. */
+function addUnicodeTerms(text: string, terms: Set<string>): boolean {
+  for (const [word] of text.normalize('NFKC').toLowerCase().matchAll(WORD)) {
+    if (word.length < MIN_TERM_LENGTH || isOneCharacter(word) || STOP_WORDS.has(word)) continue;
+    terms.add(word);
+    if (terms.size >= MAX_TERMS) return false;
   }
+  return true;
 }
 
 /** A letter outside the Basic Multilingual Plane: two UTF-16 units, one character. */

@@ -14,6 +14,8 @@
  *
  * @module
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { codecsFor } from '../repository/codec.js';
 import { keyspaceOf } from '../repository/keyspace.js';
@@ -117,6 +119,29 @@ export async function mergeRows(tenant: string, rows: ArrayBuffer): Promise<Arra
   }
   return tx.out.finish();
 }
+
+/**
+ * The nice value of this thread. The merge is background work: where the
+ * event loop (which answers requests) or LMDB's writer wants a core at the
+ * same time, it should have it. On two cores a merge thread running at the
+ * event loop's priority took the core from it for tens of milliseconds at a
+ * time, the tail of every request behind; at 5 it still gets about a third
+ * of a contended core's time (CFS weights 335 against 1024), enough for
+ * its backlog not to grow (`docs/performance.md`, issue 44).
+ */
+const MERGE_NICE = 5;
+
+/** Lowers this thread's priority (Linux keeps a nice value per thread, and `/proc/thread-self` names its id). */
+function yieldToRequests(): void {
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, MERGE_NICE);
+  } catch {
+    // Not Linux, or not allowed: the thread keeps the process's priority.
+  }
+}
+
+if (parentPort !== null) yieldToRequests();
 
 parentPort?.on('message', (request: MergeRequest) => {
   mergeRows(request.tenant, request.rows).then(
