@@ -35,6 +35,14 @@ import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from
 import { MERGE_THREAD, type MergeThread, type TaskMerge } from './merge-thread.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 
+/** What a batch answers when it found fewer entries than a batch and merged none, in a pass that merges full batches only. */
+const LEFT = 'left';
+
+/** Whether a listing of `listed` rows, cut to `taken` by bytes, is a full batch: more may wait behind it. */
+function fullBatch(listed: number, taken: number): boolean {
+  return listed >= MERGE_BATCH || taken < listed;
+}
+
 /** How often the indexer looks for tenants marked due without a poke (another instance's creates, a restart). */
 const SWEEP_MS = 1_000;
 /** Tenants read per page of the due marks. */
@@ -60,6 +68,14 @@ export class Indexer {
   private onThread = 0;
   /** When this instance last ran the duty (ms since the epoch); 0 while another instance holds it. */
   private heldAt = 0;
+  /**
+   * Whether the pass in progress merges until every list is empty (a sweep,
+   * a poke's delay, `settle`, `admit`), or only while its batches are full
+   * (a poke once a full batch waits): a merge costs about as much for a few
+   * entries as for a batch of them (a listing, the thread's round trip, a
+   * transaction and its commit), so under load it waits for a full batch.
+   */
+  private drain = true;
 
   /**
    * `delayMs`: how long a poke waits for more creates before the merge
@@ -89,19 +105,30 @@ export class Indexer {
 
   /** Merges now what this instance can (a run in progress finishes first, then one more): the list settled once creates have stopped. */
   async settle(): Promise<void> {
+    this.drain = true;
     await this.timer?.kick();
+    this.drain = true;
     await this.timer?.kick();
   }
 
-  /** A create committed an entry to the list: a merge starts shortly. */
+  /** A create committed an entry to the list: a merge starts once a full batch waits, or after the delay. */
   poke(): void {
-    if (this.holding()) {
+    const holding = this.holding();
+    if (holding) {
       this.unmerged += 1;
       this.ctx.metrics.indexerBacklog.set(this.unmerged);
     }
-    if (this.timer === undefined || this.poked !== undefined) return;
+    if (this.timer === undefined) return;
+    if (holding && this.unmerged >= MERGE_BATCH) {
+      // A pass already running keeps its mode; a new one merges the full batches and leaves the rest for later.
+      this.drain = false;
+      void this.timer.kick();
+      return;
+    }
+    if (this.poked !== undefined) return;
     this.poked = setTimeout(() => {
       this.poked = undefined;
+      this.drain = true;
       void this.timer?.kick();
     }, this.delayMs);
     this.poked.unref();
@@ -111,6 +138,7 @@ export class Indexer {
   async admit(): Promise<void> {
     while (this.timer !== undefined && this.holding() && this.unmerged > PENDING_LIMIT / 2) {
       const before = this.merged;
+      this.drain = true;
       await this.timer.kick();
       // Another instance holds the duty (or the store is down): waiting here would not shorten the list.
       if (this.merged === before) return;
@@ -132,21 +160,27 @@ export class Indexer {
   }
 
   /**
-   * Merges every tenant marked due, until each one's list is empty (the
+   * Merges every tenant marked due, until each one's list is empty, or (a
+   * pass a full batch started) until its batches are no longer full (the
    * duty's runs never overlap); run only while this instance holds the
    * duty. A pass that ends with every list empty sets the backlog to 0,
    * which also forgets entries removed unmerged (a compaction's).
    */
   private async mergeAll(state: { readonly stopped: boolean }): Promise<void> {
     this.heldAt = this.ctx.now().getTime();
+    // A pass started by a full batch merges full batches only; every other pass (the sweep's among them) drains.
+    const drain = this.drain;
+    this.drain = true;
     let after: string | undefined;
+    let emptied = true;
     for (;;) {
       const tenants = await runTransaction(this.ctx, (tx) => tenantsWithPendingTerms(tx, after, TENANT_PAGE), { readOnly: true });
-      for (const tenant of tenants) await this.mergeTenant(tenant, state);
+      for (const tenant of tenants) emptied = (await this.mergeTenant(tenant, state, drain)) && emptied;
       if (state.stopped) return;
       if (tenants.length < TENANT_PAGE) break;
       after = tenants.at(-1);
     }
+    if (!emptied) return;
     this.unmerged = 0;
     this.ctx.metrics.indexerBacklog.set(0);
   }
@@ -157,25 +191,30 @@ export class Indexer {
    * first, and the merge transaction reads again only the keys of the
    * entries it takes ({@link mergeEntries}).
    */
-  private async mergeTenant(tenant: string, state: { readonly stopped: boolean }): Promise<void> {
+  private async mergeTenant(tenant: string, state: { readonly stopped: boolean }, drain: boolean): Promise<boolean> {
     const sealing = this.ctx.vault === undefined ? undefined : await this.ctx.vault.sealing(this.ctx, tenant);
     for (;;) {
       // Still the holder: a pass under load runs for as long as creates keep coming.
       this.heldAt = this.ctx.now().getTime();
-      const count = sealing === undefined && this.thread.available ? await this.mergeOnThread(tenant) : await this.mergeHere(tenant, sealing);
-      if (count === 0) return;
+      const onThread = sealing === undefined && this.thread.available;
+      const count = onThread ? await this.mergeOnThread(tenant, drain) : await this.mergeHere(tenant, sealing, drain);
+      // Fewer than a batch, left for the next full batch, the delay or the sweep.
+      if (count === LEFT) return false;
+      if (count === 0) return true;
       this.merged += count;
       this.batches += 1;
       this.unmerged = Math.max(0, this.unmerged - count);
       this.ctx.metrics.indexerMerged.inc(count);
       this.ctx.metrics.indexerBacklog.set(this.unmerged);
-      if (state.stopped) return;
+      if (state.stopped) return false;
     }
   }
 
   /** One batch merged on the event loop: listed first, read again by key in the merge ({@link mergeEntries}). */
-  private async mergeHere(tenant: string, sealing: Sealing | undefined): Promise<number> {
-    const entries = await runTransaction(this.ctx, async (tx) => withinBytes((await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, (entry) => entry.bytes.length), { readOnly: true });
+  private async mergeHere(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<number | typeof LEFT> {
+    const listed = await runTransaction(this.ctx, async (tx) => (await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, { readOnly: true });
+    const entries = withinBytes(listed, (entry) => entry.bytes.length);
+    if (!drain && !fullBatch(listed.length, entries.length)) return LEFT;
     return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
   }
 
@@ -187,25 +226,28 @@ export class Indexer {
    * entries for the next batch). A thread that fails hands the batch, and
    * the ones after it, to the event loop.
    */
-  private async mergeOnThread(tenant: string): Promise<number> {
+  private async mergeOnThread(tenant: string, drain: boolean): Promise<number | typeof LEFT> {
     const listed = await runTransaction(
       this.ctx,
       async (tx) => {
         const terms = new Repository(tx, tenant, undefined).terms;
-        const entries = withinBytes(await terms.pending.rows(MERGE_BATCH), (row) => row.value.length);
+        const rows = await terms.pending.rows(MERGE_BATCH);
+        const entries = withinBytes(rows, (row) => row.value.length);
+        if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
         const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
         const open = await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const));
         return { entries, open: new Map(open) };
       },
       { readOnly: true },
     );
+    if (listed === undefined) return LEFT;
     if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)));
     let merges: TaskMerge[];
     try {
       merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()]);
     } catch (error) {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
-      return this.mergeHere(tenant, undefined);
+      return this.mergeHere(tenant, undefined, true);
     }
     const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open));
     this.onThread += count;
