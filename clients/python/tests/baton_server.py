@@ -23,6 +23,8 @@ TOKENS = {
     "writer": "test-writer-token-0123456789abcdef",
     "auditor": "test-auditor-token-0123456789abcdef",
 }
+#: The test session's server, set by the session fixture in conftest.py.
+SESSION: BatonServer | None = None
 LISTENING = re.compile(r"Server listening at (http://127\.0\.0\.1:\d+)")
 
 
@@ -107,3 +109,9 @@ def start(
     if not found:
         raise RuntimeError("The Baton server exited before listening:\n" + "".join(output))
     return BatonServer(found[0], process, data_dir, queue_dir, output)
+
+
+def current() -> BatonServer:
+    if SESSION is None:
+        raise RuntimeError("No Baton server: the session fixture in tests/conftest.py starts it.")
+    return SESSION

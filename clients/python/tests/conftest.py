@@ -8,13 +8,17 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from baton import AsyncClient, Client
+import baton_server as baton_server_module
 from baton_server import TOKENS, BatonServer, start
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def baton_server() -> Iterator[BatonServer]:
+    """One server for the whole session; ported tests reach it through ``baton_server.current()``."""
     server = start()
+    baton_server_module.SESSION = server
     yield server
+    baton_server_module.SESSION = None
     server.stop()
 
 

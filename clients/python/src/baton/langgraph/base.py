@@ -34,6 +34,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from typing_extensions import Self
 
 from baton import BatonError
 
@@ -133,6 +134,18 @@ class BaseBatonSaver(BaseCheckpointSaver[str]):
         self.task_prefix = task_prefix
         self._docs: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._ids: OrderedDict[str, str] = OrderedDict()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         """Versions as LangGraph's own savers make them: a zero-padded counter and a random tail."""
