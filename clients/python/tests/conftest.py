@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from baton import AsyncClient, Client
 import baton_server as baton_server_module
+from baton import AsyncClient, Client
 from baton_server import TOKENS, BatonServer, start
 
 
