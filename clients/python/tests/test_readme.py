@@ -9,6 +9,7 @@ import venv
 from pathlib import Path
 
 import httpx
+
 from baton_server import ROOT, start
 
 README = ROOT / "README.md"
