@@ -290,7 +290,9 @@ class BaseBatonSaver(BaseCheckpointSaver[str]):
         left = limit
         cursor: str | None = None
         while True:
-            page = {**query, "limit": PAGE, **({"cursor": cursor} if cursor else {})}
+            # A limit asks for no more than it needs (the filters below may pass over some: then it pages on).
+            size = PAGE if left is None else max(1, min(PAGE, left))
+            page = {**query, "limit": size, **({"cursor": cursor} if cursor else {})}
             items, cursor = yield from self._search(page, labels)
             for doc in items:
                 if left is not None and left <= 0:
@@ -307,7 +309,7 @@ class BaseBatonSaver(BaseCheckpointSaver[str]):
                 if left is not None:
                     left -= 1
                 yield Item(tup)
-            if not cursor:
+            if not cursor or (left is not None and left <= 0):
                 return None
 
     def _delete_thread(self, thread_id: str) -> Steps[None]:
