@@ -161,6 +161,20 @@ describe('canonicalJson beside the canonicalize package', () => {
     );
   });
 
+  it('orders member names that engines order first (array indexes) and __proto__ as RFC 8785 does', () => {
+    const indexes = JSON.parse('{"b":1,"10":2,"2":3,"a":{"1":4,"01":5,"4294967295":6,"4294967294":7},"-1":8,"1.5":9}') as unknown;
+    expect(canonicalJson(indexes)).toBe(canonicalizePackage(indexes));
+    expect(canonicalJson(indexes)).toBe('{"-1":8,"1.5":9,"10":2,"2":3,"a":{"01":5,"1":4,"4294967294":7,"4294967295":6},"b":1}');
+    const proto = JSON.parse('{"z":0,"__proto__":{"x":1},"a":[{"__proto__":null}]}') as unknown;
+    expect(canonicalJson(proto)).toBe('{"__proto__":{"x":1},"a":[{"__proto__":null}],"z":0}');
+    fc.assert(
+      fc.property(fc.dictionary(fc.oneof(fc.nat().map(String), fc.constantFrom('__proto__', 'a', 'B', '_')), fc.jsonValue()), (value) => {
+        expect(canonicalJson(value)).toBe(canonicalizePackage(value));
+      }),
+      PARAMS,
+    );
+  });
+
   it('produces the same bytes for objects with undefined members, toJSON values and sparse arrays', () => {
     const value = { b: undefined, a: [undefined, 1], d: new Date(0), c: { toJSON: () => ({ z: 1, y: [2] }) }, '\u00e9': 'é', '\u{1F600}': '😀', e: '\u2028\u0007' };
     expect(canonicalJson(value)).toBe(canonicalizePackage(value));
