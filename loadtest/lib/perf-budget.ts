@@ -29,7 +29,7 @@ type Rule = [part: string, pattern: RegExp];
  * canonical JSON under the audit entry is the audit entry's).
  */
 const PART_RULES: Rule[] = [
-  ['garbage collection (V8, all threads)', /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|IncrementalMarking|MinorMarkSweep|ArrayBufferSweeper|GCTracer|Heap::CollectGarbage|Heap::PerformGarbageCollection|ScavengeJob|MemoryAllocator::Unmapper/],
+  ['garbage collection (V8, all threads)', /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|IncrementalMarking|MinorMarkSweep|ArrayBufferSweeper|GCTracer|Heap::CollectGarbage|Heap::PerformGarbageCollection|ScavengeJob|MemoryAllocator::Unmapper|Evacuat|RememberedSet|PointersUpdating|MarkingWorklist|MarkingVisitor|Marking::|ObjectStats|SlotSet|TypedSlot|EphemeronTable/],
   ['LMDB commit: B-tree, page writes, fsync (writer thread and kernel)', /mdb_txn_commit|WriteWorker|do_write|mdb_cursor_put|mdb_page_|mdb_del|fdatasync/],
   ['record compression (deflate)', /deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine|deflate-worker/],
   ['indexer: merge and apply (thread and event loop)', /indexer\/|merge-worker|merge-thread|frames\.js|TermRows|repository\/terms\.js/],
@@ -38,7 +38,7 @@ const PART_RULES: Rule[] = [
   ['audit entry', /domain\/audit\.js|audit-log\.js/],
   ['zod validation', /node_modules\/zod|fastify\/lib\/validation/],
   ['JSON parse of the body', /secure-json-parse|json-body\.js|JsonParser|JSON.parse/],
-  ['thread hand-offs (postMessage, commit hand-off to LMDB, async work)', /postMessage|MessagePort|ThreadSafeFunction|uv_async_send|startWriting|writeInstructions|napi_create_async_work|napi_queue_async_work|lmdb-pending|store\/lmdb\.js/],
+  ['thread hand-offs (postMessage, commit hand-off to LMDB, async work)', /MessagePort::PostMessage|Message::Serialize|Message::Deserialize|MessagePort::ReceiveMessage|AddToIncomingQueue|ThreadSafeFunction|uv_async_send|startWriting|writeInstructions|napi_create_async_work|napi_queue_async_work|lmdb-pending|store\/lmdb\.js/],
 ];
 
 /**
