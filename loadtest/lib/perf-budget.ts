@@ -32,12 +32,12 @@ const PART_RULES: Rule[] = [
   ['garbage collection (V8, all threads)', /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|IncrementalMarking|MinorMarkSweep|ArrayBufferSweeper|GCTracer|Heap::CollectGarbage|Heap::PerformGarbageCollection|ScavengeJob|MemoryAllocator::Unmapper|Evacuat|RememberedSet|PointersUpdating|MarkingWorklist|MarkingVisitor|Marking::|ObjectStats|SlotSet|TypedSlot|EphemeronTable/],
   ['LMDB commit: B-tree, page writes, fsync (writer thread and kernel)', /mdb_txn_commit|WriteWorker|do_write|mdb_cursor_put|mdb_page_|mdb_del|fdatasync/],
   ['record compression (deflate)', /deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine|deflate-worker/],
-  ['indexer: merge and apply (thread and event loop)', /indexer\/|merge-worker|merge-thread|frames\.js|TermRows|repository\/terms\.js/],
-  ['term index at create (tokenizing, pending entry)', /domain\/terms\.js|pending-terms\.js/],
-  ['canonical JSON + SHA-256 of the checkpoint', /canonical-json|hashCheckpoint|toStored|SHA256|sha256_block|Hash::HashUpdate|crypto\/hash/],
+  ['indexer: merge and apply (thread and event loop)', /indexer\/|merge-worker|merge-thread|frames\.js/],
+  ['term index at create (tokenizing, pending entry)', /domain\/terms\.js|repository\/terms\.js|pending-terms\.js/],
+  ['canonical JSON + SHA-256 of the checkpoint', /canonical-json|hashCheckpoint|toStored|SHA256|sha256_block|Hash::HashUpdate|crypto\/hash|JsonStringifier/],
   ['audit entry', /domain\/audit\.js|audit-log\.js/],
   ['zod validation', /node_modules\/zod|fastify\/lib\/validation/],
-  ['JSON parse of the body', /secure-json-parse|json-body\.js|JsonParser|JSON.parse/],
+  ['JSON parse of the body', /secure-json-parse|json-body\.js|JsonParser|JSON\.parse|Utf8Decoder|TextDecoder/],
   ['thread hand-offs (postMessage, commit hand-off to LMDB, async work)', /MessagePort::PostMessage|Message::Serialize|Message::Deserialize|MessagePort::ReceiveMessage|AddToIncomingQueue|ThreadSafeFunction|uv_async_send|startWriting|writeInstructions|napi_create_async_work|napi_queue_async_work|lmdb-pending|store\/lmdb\.js/],
 ];
 
