@@ -28,11 +28,14 @@ type Rule = [part: string, pattern: RegExp];
  * sample belongs to the first whose pattern matches one of its frames (so
  * canonical JSON under the audit entry is the audit entry's).
  */
+const INDEXER = 'indexer: merge and apply (thread and event loop)';
+const COMPRESSION = 'record compression (deflate)';
+
 const PART_RULES: Rule[] = [
   ['garbage collection (V8, all threads)', /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|IncrementalMarking|MinorMarkSweep|ArrayBufferSweeper|GCTracer|Heap::CollectGarbage|Heap::PerformGarbageCollection|ScavengeJob|MemoryAllocator::Unmapper|Evacuat|RememberedSet|PointersUpdating|MarkingWorklist|MarkingVisitor|Marking::|ObjectStats|SlotSet|TypedSlot|EphemeronTable/],
   ['LMDB commit: B-tree, page writes, fsync (writer thread and kernel)', /mdb_txn_commit|WriteWorker|do_write|mdb_cursor_put|mdb_page_|mdb_del|fdatasync/],
-  ['record compression (deflate)', /deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine|deflate-worker/],
-  ['indexer: merge and apply (thread and event loop)', /indexer\/|merge-worker|merge-thread|frames\.js/],
+  [COMPRESSION, /deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine|deflate-worker/],
+  [INDEXER, /indexer\/|merge-worker|merge-thread|frames\.js/],
   ['term index at create (tokenizing, pending entry)', /domain\/terms\.js|repository\/terms\.js|pending-terms\.js/],
   ['canonical JSON + SHA-256 of the checkpoint', /canonical-json|hashCheckpoint|toStored|SHA256|sha256_block|Hash::HashUpdate|crypto\/hash|JsonStringifier/],
   ['audit entry', /domain\/audit\.js|audit-log\.js/],
@@ -109,7 +112,7 @@ function* samplesOf(file: string): Generator<Sample> {
 /** What a thread is, from one sample's frames; undefined when the sample does not tell. */
 function roleOf(frames: string[]): string | undefined {
   const text = frames.join('\n');
-  if (/deflate-worker|zlib-engine/.test(text)) return 'compression thread';
+  if (/deflate-worker|zlib-engine|deflate_fast|deflate_slow|longest_match|compress_block/.test(text) && !/node::ThreadPoolWork/.test(text)) return 'compression thread';
   if (/merge-worker|frames\.js/.test(text)) return 'merge thread';
   if (/node::ThreadPoolWork|uv_work/.test(text)) return 'libuv pool (LMDB writer)';
   if (/v8::platform|DefaultWorkerThreadsTaskRunner|WorkerThreadsTaskRunner/.test(text)) return 'V8 helpers (GC, compiler)';
@@ -135,7 +138,9 @@ export function budgetOf(file: string, pid: number, creates: number): Budget {
   };
   for (const { tid, frames } of samples) {
     const thread = tid === pid ? 'event loop' : (roles.get(tid) ?? 'other threads');
+    // A worker thread's samples are its part's, whatever frames the walk recovered (inlined or cut-off stacks).
     const part =
+      (thread === 'merge thread' ? INDEXER : thread === 'compression thread' ? COMPRESSION : undefined) ??
       PART_RULES.find(([, pattern]) => frames.some((frame) => pattern.test(frame)))?.[0] ??
       frames.map((frame) => LEAF_RULES.find(([, pattern]) => pattern.test(frame))?.[0]).find((name) => name !== undefined) ??
       'other (runtime, libc)';
