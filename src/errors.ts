@@ -61,6 +61,16 @@ export const ERRORS = {
   task_contended: { status: 503, title: 'Task contended', message: 'Too many writers changed this task at once and this write kept losing; retry after the time in Retry-After.' },
   store_format_unsupported: { status: 503, title: 'Store format unsupported', message: 'The store was written by a newer version of Baton than this one; run that version or a newer one.' },
   queue_full: { status: 503, title: 'Queue full', message: 'The store is unavailable and the local write queue is full; retry after a short wait.' },
+  queue_disk_full: {
+    status: 503,
+    title: 'Queue disk full',
+    message: 'The store is unavailable and the disk of the local write queue has no room, so the write was not accepted; retry after the time in Retry-After (another instance may take it), and free space in the queue directory named in detail.',
+  },
+  insufficient_storage: {
+    status: 507,
+    title: 'Insufficient storage',
+    message: 'The disk has no room for this write and nothing of it was written; free space in the directory named in detail (reads still work), then send the write again.',
+  },
 } as const satisfies Record<string, { status: number; title: string; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
