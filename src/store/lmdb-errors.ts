@@ -5,11 +5,11 @@
  * A commit that fails reaches us as lmdb-js's "Commit failed" error, whose
  * `commitError` promise carries the cause; lmdb-js rejects that promise
  * with no handler of its own, so it is handled here, or the process would
- * end on an unhandled rejection. lmdb-js also opens a batch of its own for
- * each event turn's writes, whose promise nobody holds: when its commit
- * fails that promise rejects unhandled too, so `quietOrphanedCommits`
- * treats exactly those rejections as handled (the writes' own promises
- * carry the failure). A full file system shows up as ENOSPC, or
+ * end on an unhandled rejection. So do the promises of the puts inside a
+ * batch, which the store drops (the batch's own promise carries the
+ * outcome), and the promise of the batch lmdb-js opens of its own for each
+ * event turn's writes, which nobody holds: `quietOrphanedCommits` treats
+ * exactly those rejections, lmdb-js's "Commit failed" errors, as handled. A full file system shows up as ENOSPC, or
  * (lmdb-js's write path, seen on tmpfs) as EIO with the disk nearly full
  * (`fs/free-space.ts`): both are `no_space`, naming the directory, so the service answers 507 and
  * writes resume once there is room (`docs/reliability.md`).
@@ -55,22 +55,6 @@ export function classifyLmdbError(causes: readonly unknown[], path: string, free
     return new StoreError('no_space', `The data directory ${path} has no room for the commit; free space on its file system and retry.`, { cause, backendCode: errno });
   }
   return new StoreError('unavailable', 'The LMDB commit failed.', { cause });
-}
-
-/**
- * The promises of the puts inside one batch: lmdb-js answers them with the
- * commit's shared promise, which rejects when the commit fails; the batch's
- * own promise carries that failure, so these are only kept from ending the
- * process as unhandled rejections. One handler per distinct promise.
- */
-export class QuietWrites {
-  private readonly handled = new Set<Promise<unknown>>();
-
-  add(written: unknown): void {
-    if (!(written instanceof Promise) || this.handled.has(written)) return;
-    this.handled.add(written);
-    written.catch(() => undefined);
-  }
 }
 
 let quieted = false;

@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
 import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
-import { commitFailure, QuietWrites, quietOrphanedCommits } from './lmdb-errors.js';
+import { commitFailure, quietOrphanedCommits } from './lmdb-errors.js';
 import { ReadGate, removeUnfinishedCopy, replaceWithCopy, writeCompactedCopy } from './lmdb-compact.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
@@ -272,17 +272,16 @@ export class LmdbStore implements Store, PendingReader {
     // callback would instead wait for the main thread, which is busy serving.
     return this.env
       .batch(() => {
-        const quiet = new QuietWrites();
         for (const { key, value } of writes.values()) {
-          if (value === null) quiet.add(this.data.remove(key));
-          else quiet.add(this.data.put(key, value));
+          if (value === null) void this.data.remove(key);
+          else void this.data.put(key, value);
         }
         // Blind writes join the same LMDB transaction but not the pending overlay: no writer reads them.
         for (const { key, value } of blind) {
-          if (value === null) quiet.add(this.data.remove(key));
-          else quiet.add(this.data.put(key, value));
+          if (value === null) void this.data.remove(key);
+          else void this.data.put(key, value);
         }
-        quiet.add(this.meta.put(SEQUENCE_KEY, sequenceBytes));
+        void this.meta.put(SEQUENCE_KEY, sequenceBytes);
       })
       .then(
         () => undefined,
