@@ -7,7 +7,7 @@
  * document states them. Prints operations × cases, the failures, and the
  * server errors the service logged, and fails when there is any.
  *
- *   npm run fuzz:api                 the long run (about 10 minutes)
+ *   npm run fuzz:api                 the long run (about 5 minutes)
  *   node scripts/fuzz-api.mjs --short   a bounded run for CI (about 1 minute)
  *
  * Schemathesis is installed from the Python package index into
