@@ -55,7 +55,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({ ...fastifyOptions(config), ...(https ? { https } : {}), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
   await registerPlugins(app, { config, metrics: ctx.metrics });
 
-  await app.register(healthRoutes, { store: runtime.store, queue: runtime.queue, now: ctx.now });
+  await app.register(healthRoutes, { store: runtime.store, queue: runtime.queue, dataDisk: ctx.dataDisk, now: ctx.now });
   if (owned) {
     runtime.start();
     // Graceful close finishes the write being replayed, then closes the journal.

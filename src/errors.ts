@@ -50,17 +50,33 @@ export const ERRORS = {
   checkpoint_compacted: { status: 410, title: 'Checkpoint compacted', message: 'This checkpoint was removed by compaction under its task’s policy; read a newer checkpoint of the task.' },
   events_expired: { status: 410, title: 'Events expired', message: 'Events after this cursor are past their retention and no longer held; start again from oldestId or from now.' },
   version_conflict: { status: 412, title: 'Version conflict', message: 'The checkpoint changed since the version named in If-Match; read it again and resend your change against the new ETag.' },
+  request_timeout: { status: 408, title: 'Request timeout', message: 'The request did not arrive in full in time; send it again, whole.' },
   payload_too_large: { status: 413, title: 'Payload too large', message: 'The request body is larger than the service accepts; send a smaller checkpoint.' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type', message: 'Send the body as application/json (or application/merge-patch+json for PATCH).' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused', message: 'This Idempotency-Key was already used with a different request; use a new key for a new request.' },
   precondition_required: { status: 428, title: 'Precondition required', message: 'Send If-Match with the checkpoint’s current ETag, e.g. If-Match: "3".' },
   lease_required: { status: 428, title: 'Lease required', message: 'This task has a live lease; send its epoch as Baton-Lease-Epoch with every write.' },
+  headers_too_large: {
+    status: 431,
+    title: 'Request header fields too large',
+    message: 'The URL and headers together are larger than the service reads (16 KB); send a shorter URL (a cursor or filter that is too long) or fewer headers.',
+  },
   rate_limited: { status: 429, title: 'Too many requests', message: 'Your token sent too many requests; wait for the time in Retry-After and try again.' },
   internal_error: { status: 500, title: 'Internal error', message: 'The service failed to handle the request; it has been logged. Retry later.' },
   store_unavailable: { status: 503, title: 'Store unavailable', message: 'The store cannot serve the request right now; retry after a short wait.' },
   task_contended: { status: 503, title: 'Task contended', message: 'Too many writers changed this task at once and this write kept losing; retry after the time in Retry-After.' },
   store_format_unsupported: { status: 503, title: 'Store format unsupported', message: 'The store was written by a newer version of Baton than this one; run that version or a newer one.' },
   queue_full: { status: 503, title: 'Queue full', message: 'The store is unavailable and the local write queue is full; retry after a short wait.' },
+  queue_disk_full: {
+    status: 503,
+    title: 'Queue disk full',
+    message: 'The store is unavailable and the disk of the local write queue has no room, so the write was not accepted; retry after the time in Retry-After (another instance may take it), and free space in the queue directory named in detail.',
+  },
+  insufficient_storage: {
+    status: 507,
+    title: 'Insufficient storage',
+    message: 'The disk has no room for this write and nothing of it was written; free space in the directory named in detail (reads still work), then send the write again.',
+  },
 } as const satisfies Record<string, { status: number; title: string; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

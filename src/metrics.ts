@@ -8,6 +8,7 @@
  * @module
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { diskSpace } from './fs/free-space.js';
 
 /** Store operations take from well under a millisecond (LMDB reads) to seconds (FDB retries). */
 const STORE_LATENCY_BUCKETS_MS = [0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
@@ -19,6 +20,9 @@ export function createMetrics() {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
+  /** The directories whose disks are reported, by role (`data`, `queue`), read at every scrape. */
+  const disks = new Map<string, string>();
+  const space = (dir: string) => diskSpace(dir) ?? { freeBytes: 0, sizeBytes: 0 };
 
   const metrics = {
     registry,
@@ -143,6 +147,24 @@ export function createMetrics() {
       help: 'Checkpoints whose words this instance merged from the full-text pending list into the index.',
       registers,
     }),
+    diskFreeBytes: new Gauge({
+      name: 'disk_free_bytes',
+      help: 'Bytes free for Baton on the file system of its data directory (directory="data", LMDB only) and of its write queue (directory="queue").',
+      labelNames: ['directory'] as const,
+      registers,
+      collect() {
+        for (const [role, dir] of disks) this.set({ directory: role }, space(dir).freeBytes);
+      },
+    }),
+    diskSizeBytes: new Gauge({
+      name: 'disk_size_bytes',
+      help: 'Size in bytes of the file system of the data directory and of the write queue (see disk_free_bytes).',
+      labelNames: ['directory'] as const,
+      registers,
+      collect() {
+        for (const [role, dir] of disks) this.set({ directory: role }, space(dir).sizeBytes);
+      },
+    }),
     indexerBacklog: new Gauge({
       name: 'indexer_backlog',
       help: 'Checkpoints created through this instance whose words are not merged into the full-text index yet, as far as it knows; counted by the instance holding the indexer duty only (0 elsewhere).',
@@ -152,7 +174,7 @@ export function createMetrics() {
   // Every series a dashboard or an alert reads exists from the start, at zero, so an absent series never hides a fault.
   metrics.auditVerifications.inc({ result: 'ok' }, 0);
   metrics.auditVerifications.inc({ result: 'broken' }, 0);
-  for (const code of ['unavailable', 'timeout', 'conflict', 'commit_unknown', 'too_large', 'internal']) {
+  for (const code of ['unavailable', 'timeout', 'conflict', 'commit_unknown', 'too_large', 'no_space', 'internal']) {
     metrics.storeErrors.inc({ code }, 0);
     metrics.storeRetries.inc({ code }, 0);
   }
@@ -161,7 +183,11 @@ export function createMetrics() {
   // Until a write queue reports, it is empty.
   metrics.queueDepth.set(0);
   metrics.queueAgeSeconds.set(0);
-  return metrics;
+  /** Reports the free space of `dir`'s disk as `disk_free_bytes{directory=role}`. */
+  const watchDisk = (role: 'data' | 'queue', dir: string): void => {
+    disks.set(role, dir);
+  };
+  return { ...metrics, watchDisk };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -47,7 +47,7 @@ function buildOnce(): void {
  * `scripts/build.mjs` compiles the service (esbuild, ESM, node20), with the
  * modules of ours it imports bundled in (their `dist/` layout is Baton's, not
  * the script's) and packages loaded from node_modules. After the service's
- * build, which empties `dist/`.
+ * build, which points `dist` at a build directory of its own.
  */
 async function compileScript(script: string): Promise<string> {
   buildOnce();

@@ -13,12 +13,20 @@ export const SCHEMA_VERSION = '1.0';
 export type FinalStatus = (typeof FINAL_STATUSES)[number];
 
 const text = (max: number) => z.string().max(max);
-/** Ids chosen by callers (tasks, agents): printable, no control characters. */
+/** The most UTF-16 code units in an id chosen by a caller. */
+export const EXTERNAL_ID_MAX = 200;
+/**
+ * Ids chosen by callers (tasks, agents): printable, no control characters.
+ * A pattern rather than a refinement, so that the OpenAPI document states
+ * the rule and a client generated from it sends only ids that pass.
+ */
 export const externalId = z
   .string()
   .min(1)
-  .max(200)
-  .refine((value) => ![...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'must not contain control characters');
+  .max(EXTERNAL_ID_MAX)
+  // The control characters are the rule itself: the pattern names them to refuse them.
+  // eslint-disable-next-line no-control-regex
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters');
 export const checkpointId = z.uuid({ message: 'must be a UUID' });
 const timestamp = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' });
 
@@ -78,10 +86,15 @@ export const recovery = z.looseObject({
   continuationPrompt: text(500_000).nullable().optional(),
 });
 
-/** ISO 8601 duration, e.g. P7Y or P30D. */
+/**
+ * ISO 8601 duration, e.g. P7Y or P30D. Each part has a bounded number of
+ * digits (at most 9999 years, 99999 months, …), so that a duration added to
+ * any date Baton stores stays a date JavaScript can hold (±275,000 years):
+ * together the parts reach about 78,000 years.
+ */
 export const isoDuration = z
   .string()
-  .regex(/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/, 'must be an ISO 8601 duration such as P30D');
+  .regex(/^P(?!$)(\d{1,4}Y)?(\d{1,5}M)?(\d{1,6}W)?(\d{1,7}D)?(T(?=\d)(\d{1,8}H)?(\d{1,9}M)?(\d{1,10}(\.\d{1,9})?S)?)?$/, 'must be an ISO 8601 duration such as P30D, each part at most 4 to 10 digits');
 
 export const complianceInput = z.strictObject({
   eventLogRef: z.string().max(1000).optional(),

@@ -46,7 +46,8 @@ export interface Replayer {
 /**
  * Whether a later try can succeed where this one failed: the store was
  * unreachable, timed out, conflicted, lost a commit's outcome (it may have
- * landed: its operation record tells the next try), or is not configured.
+ * landed: its operation record tells the next try), is not configured, or
+ * had no room on its disk (room is made without a restart).
  * Such a write stays queued. Only what no retry changes is dead-lettered:
  * a refusal by the rules, a value or transaction over the store's limits,
  * or a failure the backend itself calls final (`internal`).
@@ -56,7 +57,7 @@ export function transientCause(error: unknown): StoreErrorCode | undefined {
   return code !== undefined && TRANSIENT.has(code) ? code : undefined;
 }
 
-const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown', 'not_configured']);
+const TRANSIENT: ReadonlySet<StoreErrorCode> = new Set(['unavailable', 'timeout', 'conflict', 'commit_unknown', 'not_configured', 'no_space']);
 
 /**
  * Why `error` leaves its write queued for a later pass, or undefined when

@@ -17,6 +17,7 @@
 import type { Checkpoint } from '../domain/checkpoint.js';
 import { z } from 'zod';
 import { ConfigError } from '../config.js';
+import { errorText, freeBytes, FullDisk, outOfSpace } from '../fs/free-space.js';
 import { applyQueueable, checkpointOf, queueableCommandSchema, type QueueableCommand, type Queued } from '../domain/commands.js';
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
@@ -68,12 +69,17 @@ export class WriteQueue implements QueuePort {
   private readonly taskOfQueued = new Map<string, string>();
   /** A write was refused as `queue_full` and nothing has left the queue since. */
   private refusedFull = false;
+  /** Whether the journal's disk refused the last append for want of room. */
+  readonly disk: FullDisk;
 
   private constructor(
     private readonly journal: Journal,
     pending: unknown[],
     private readonly maxBytes: number,
+    /** The journal's directory, named when its disk is full. */
+    readonly dir: string,
   ) {
+    this.disk = new FullDisk(dir);
     this.pending = pending.map((record, index) => readQueued(record, index));
     for (const record of this.pending) this.count(record, +1);
   }
@@ -81,7 +87,7 @@ export class WriteQueue implements QueuePort {
   static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
     const { journal, pending, cut } = await Journal.open(options.dir, options.journal);
     try {
-      return { queue: new WriteQueue(journal, pending, options.maxBytes), cut };
+      return { queue: new WriteQueue(journal, pending, options.maxBytes, options.dir), cut };
     } catch (error) {
       await journal.close();
       throw error;
@@ -104,12 +110,14 @@ export class WriteQueue implements QueuePort {
   /**
    * Whether a write sent now can be queued: the journal is under its byte
    * limit and has not refused a write as full since the replay last made
-   * room. Readiness reports it, so a load balancer keeps sending writes to
-   * an instance whose store is down only while they can be queued.
+   * room, and its disk took the last append. Readiness reports it, so a load
+   * balancer keeps sending writes to an instance whose store is down only
+   * while they can be queued.
    */
   get accepting(): boolean {
-    return !this.refusedFull && this.journal.bytes < this.maxBytes;
+    return !this.refusedFull && !this.disk.full && this.journal.bytes < this.maxBytes;
   }
+
 
   /** Whether writes to `taskId`, or to `checkpointId`, wait in the queue: a new one must queue behind them. */
   holds(tenant: string, taskId: string | undefined, checkpointId: string | undefined): boolean {
@@ -159,8 +167,13 @@ export class WriteQueue implements QueuePort {
     }
     try {
       await this.journal.appendEncoded(bytes);
+      this.disk.wrote();
     } catch (error) {
-      // Not on disk, so not accepted: the client tries again later, as with the store itself down.
+      // Not on disk, so not accepted: the client tries again later (or elsewhere), as with the store itself down.
+      if (outOfSpace(errorText(error), freeBytes(this.dir)) !== undefined) {
+        this.disk.refused();
+        throw new AppError('queue_disk_full', { detail: `The write queue's directory ${this.dir} has no room on its disk; free space there.`, cause: error });
+      }
       throw new AppError('store_unavailable', { detail: 'The store is unavailable and the write queue could not write to its disk; the write was not accepted.', cause: error });
     }
     this.pending.push(record);

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { FullDisk } from '../fs/free-space.js';
 import type { Checkpoint } from '../domain/checkpoint.js';
 import type { Actor, QueueableCommand, Queued } from '../domain/commands.js';
 import type { BreakerSettings } from '../domain/recovery.js';
@@ -102,6 +103,8 @@ export interface ServiceContext {
   indexer?: IndexerPort;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
+  /** Whether the data directory's disk refused the last commit for want of room; absent for a store without one here (FoundationDB). */
+  dataDisk?: FullDisk;
   /** How far instances' clocks may disagree (ms): a lease stays its holder's until this long after its expiry. */
   clockSkewMs: number;
   /** The circuit breaker of recoveries. */

@@ -11,6 +11,7 @@
  */
 import { join } from 'node:path';
 import type { Config } from '../config.js';
+import { FullDisk } from '../fs/free-space.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { startReplayer, type Replayer } from '../queue/replayer.js';
 import { WriteQueue } from '../queue/write-queue.js';
@@ -77,6 +78,9 @@ export function configuredSigner(config: Pick<Config, 'signingKeyFile' | 'store'
   return config.store === 'lmdb' ? loadOrCreateSigner(join(config.dataDir, 'signing-key.pem')) : undefined;
 }
 
+/** Commits landed after a refusal for want of room that show the data directory's disk has room again (`FullDisk`). */
+const LMDB_LANDED_IN_A_ROW = 64;
+
 /** The service context over `store` with the configuration's settings; no queue, nothing started. */
 export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'faultInjection'>): ServiceContext {
   const signer = options.signer === undefined ? configuredSigner(config) : (options.signer ?? undefined);
@@ -91,6 +95,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     maxCheckpointBytes: config.maxCheckpointBytes,
     transactionDeadlineMs: config.transactionDeadlineMs,
     clockSkewMs: config.clockSkewMs,
+    ...(options.store.name === 'lmdb' ? { dataDisk: new FullDisk(config.dataDir, LMDB_LANDED_IN_A_ROW) } : {}),
     ...(config.taskLanes === 'on' || (config.taskLanes === 'auto' && options.store.name === 'fdb') ? { lanes: new TaskLanes() } : {}),
     settingsSeed: settingsOf(config),
     ...(config.encryptionKeyFile !== undefined ? { vault: Vault.fromFile(config.encryptionKeyFile) } : {}),
@@ -107,6 +112,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   await seedSettings(base);
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
   const instance = instanceId(queue === undefined ? undefined : queueDirOf(config));
+  if (base.dataDisk) base.metrics.watchDisk('data', base.dataDisk.directory);
+  if (queue) base.metrics.watchDisk('queue', queue.dir);
   const ctx: ServiceContext = { ...base, instanceId: instance, duties: { instanceId: instance, ttlMs: config.dutyTtlMs }, ...(queue ? { queue } : {}) };
   // On the context before it starts: creates poke it, and it merges once started.
   const indexer = config.indexer === 'on' ? new Indexer(ctx, config.indexerDelayMs) : undefined;

@@ -14,7 +14,7 @@
  *
  * Store errors end here: what leaves the runner is an {@link AppError}
  * (`store_unavailable`, `task_contended`, `payload_too_large`,
- * `internal_error`) whose `cause` is the store's error, counted in
+ * `insufficient_storage`, `internal_error`) whose `cause` is the store's error, counted in
  * `store_errors_total{code}` for every caller, sweepers included.
  *
  * @module
@@ -24,6 +24,7 @@ import { context, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { tracer, type Traced } from '../telemetry/tracing.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { MissingKeyError } from '../crypto/keyring.js';
+import type { FullDisk } from '../fs/free-space.js';
 import type { Metrics } from '../metrics.js';
 import { StoreError, type Store, type StoreErrorCode, type TransactionBody } from '../store/store.js';
 
@@ -40,6 +41,8 @@ export interface RunnerContext extends Traced {
   metrics: Metrics;
   /** How long conflicts are retried before the write gives up (ms). */
   transactionDeadlineMs: number;
+  /** Told when a commit is refused for want of room and when one lands, for readiness. */
+  dataDisk?: FullDisk;
 }
 
 export interface RunOptions {
@@ -79,6 +82,7 @@ async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, o
     try {
       const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, maxRetries: 0 });
       if (contended > 0) ctx.metrics.storeContention.inc({ outcome: 'committed' });
+      if (mode === 'write') ctx.dataDisk?.wrote();
       return result;
     } catch (error) {
       if (!(error instanceof StoreError)) throw error;
@@ -86,6 +90,7 @@ async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, o
       if (delay === undefined) {
         if (contended > 0) ctx.metrics.storeContention.inc({ outcome: 'gave_up' });
         ctx.metrics.storeErrors.inc({ code: error.code });
+        if (error.code === 'no_space') ctx.dataDisk?.refused();
         throw asAppError(error, contended > 0);
       }
       if (error.code === 'unavailable') outages++;
@@ -113,6 +118,7 @@ const ANSWER: Readonly<Record<StoreErrorCode, ErrorCode>> = {
   unavailable: 'store_unavailable',
   timeout: 'store_unavailable',
   too_large: 'payload_too_large',
+  no_space: 'insufficient_storage',
   not_configured: 'internal_error',
   internal: 'internal_error',
 };
@@ -120,7 +126,8 @@ const ANSWER: Readonly<Record<StoreErrorCode, ErrorCode>> = {
 function asAppError(error: StoreError, contended: boolean): AppError {
   // A commit left unknown after contention is still contention to the caller: the same advice applies.
   const code = contended && error.code === 'commit_unknown' ? 'task_contended' : ANSWER[error.code];
-  return new AppError(code, { cause: error });
+  // The store's sentence names the full directory: the one fact the operator needs.
+  return new AppError(code, { cause: error, ...(error.code === 'no_space' ? { detail: error.message } : {}) });
 }
 
 /** The store's error code behind an error the runner raised, if it raised it. */

@@ -42,6 +42,7 @@ export const MESSAGES: Record<StoreErrorCode, string> = {
   timeout: 'The transaction ran past its time limit.',
   unavailable: 'FoundationDB is not available.',
   too_large: 'A key, value or transaction is larger than FoundationDB allows.',
+  no_space: 'The FoundationDB cluster has no room for the commit.',
   not_configured: 'The FoundationDB client or cluster file is not configured correctly.',
   internal: 'FoundationDB reported an unexpected error.',
 };

@@ -16,6 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
 import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
+import { commitFailure, quietOrphanedCommits } from './lmdb-errors.js';
 import { ReadGate, removeUnfinishedCopy, replaceWithCopy, writeCompactedCopy } from './lmdb-compact.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
@@ -63,8 +64,10 @@ export class LmdbStore implements Store, PendingReader {
   /** The newest commit sequence whose transaction has resolved; every snapshot must hold it. */
   private acknowledged: bigint;
   private closed = false;
-  /** Set by a failed commit: later transactions may have read its writes, so the store stops. */
+  /** Set by a failed commit: later transactions may have read its writes, so the store stops (or, out of space, recovers: `recover`). */
   private failure: StoreError | undefined;
+  /** The sequence of the first commit that failed since the store last recovered. */
+  private failedFrom: bigint | undefined;
   /** Reads pass it, so that a compaction closes the environment under none. */
   private readonly readers = new ReadGate();
 
@@ -80,6 +83,7 @@ export class LmdbStore implements Store, PendingReader {
 
   static open(options: LmdbStoreOptions): LmdbStore {
     mkdirSync(options.path, { recursive: true });
+    quietOrphanedCommits();
     try {
       removeUnfinishedCopy(options.path);
       return new LmdbStore(openEnvironment(options), options);
@@ -156,11 +160,19 @@ export class LmdbStore implements Store, PendingReader {
 
   private async attempt<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
-    if (this.failure) throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
+    if (this.failure && this.failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
     const previous = this.turn;
     let release!: () => void;
     this.turn = new Promise((resolve) => (release = resolve));
     await previous;
+    if (this.failedFrom !== undefined) {
+      try {
+        await this.recover();
+      } catch (error) {
+        release();
+        throw error;
+      }
+    }
 
     const tx = new MemoryTransaction(this);
     let result: T;
@@ -218,6 +230,31 @@ export class LmdbStore implements Store, PendingReader {
     return result;
   }
 
+  /**
+   * After a commit failed for want of space, writes go on once every commit
+   * handed to LMDB has settled, provided none landed after the failed one (a
+   * later commit may have read its writes from the overlay): the file then
+   * holds exactly the commits that were acknowledged, and the next commit
+   * follows the last of them. Runs in the writer's turn.
+   */
+  private async recover(): Promise<void> {
+    await this.lastCommit;
+    const failedFrom = this.failedFrom;
+    const failure = this.failure;
+    if (failedFrom === undefined) return;
+    if (failure === undefined || failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
+    this.env.resetReadTxn();
+    const stored = copyOf(this.meta.get(SEQUENCE_KEY));
+    const sequence = stored === undefined ? 0n : stored.readBigUInt64BE();
+    if (sequence >= failedFrom) {
+      this.failure = new StoreError('unavailable', 'A commit landed after an earlier one failed; the store stopped: restart the service and verify the audit chains.');
+      throw this.failure;
+    }
+    this.sequence = sequence;
+    this.failedFrom = undefined;
+    this.failure = undefined;
+  }
+
   private report(tx: MemoryTransaction, readOnly: boolean, committed: boolean): void {
     this.hooks.onTransaction?.({ ...tx.stats(), readOnly, committed });
   }
@@ -248,8 +285,9 @@ export class LmdbStore implements Store, PendingReader {
       })
       .then(
         () => undefined,
-        (error: unknown) => {
-          const failure = translate(error);
+        async (error: unknown) => {
+          this.failedFrom ??= sequence;
+          const failure = await commitFailure(error, this.options.path);
           this.failure ??= failure;
           throw failure;
         },
@@ -359,16 +397,4 @@ function openEnvironment(options: LmdbStoreOptions): RootDatabase {
 function backoff(attempt: number): Promise<void> {
   const ceiling = Math.min(1_000, 10 * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
-}
-
-function translate(error: unknown): StoreError {
-  if (error instanceof StoreError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  if (/MDB_MAP_FULL|MDB_TXN_FULL/.test(message)) {
-    return new StoreError('too_large', 'The LMDB map is full; raise its size.', { cause: error });
-  }
-  if (/MDB_BAD_VALSIZE|key size/i.test(message)) {
-    return new StoreError('too_large', 'A key is larger than LMDB allows.', { cause: error });
-  }
-  return new StoreError('unavailable', 'The LMDB commit failed.', { cause: error });
 }

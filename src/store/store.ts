@@ -253,6 +253,12 @@ export type StoreErrorCode =
   | 'unavailable'
   /** A key, value or transaction is larger than {@link STORE_LIMITS} allow. */
   | 'too_large'
+  /**
+   * The store's disk had no room for the commit, and nothing of it was
+   * written; its message names the directory. Writes succeed again once
+   * there is room, without a restart; retrying at once does not help.
+   */
+  | 'no_space'
   /** The client library or its configuration is missing or wrong. */
   | 'not_configured'
   /** Anything else the backend reported. */

@@ -109,7 +109,7 @@ describe('write queue bookkeeping', () => {
     );
   });
 
-  it('answers a write its disk refused 503 store_unavailable, keeps it out of the queue, and takes the next', async () => {
+  it('answers a write its full disk refused 503 queue_disk_full naming the directory, keeps it out of the queue, and takes the next', async () => {
     const d = dir();
     let full = false;
     const queue = await open(d, {
@@ -130,8 +130,10 @@ describe('write queue bookkeeping', () => {
     try {
       await queue.enqueue(create(1), 'wq-task', AT);
       full = true;
-      await expect(queue.enqueue(create(2), 'wq-task', AT)).rejects.toMatchObject({ code: 'store_unavailable', status: 503 });
+      await expect(queue.enqueue(create(2), 'wq-task', AT)).rejects.toMatchObject({ code: 'queue_disk_full', status: 503, detail: expect.stringContaining(d) });
+      expect(queue.accepting).toBe(false);
       await queue.enqueue(create(3), 'wq-task', AT);
+      expect(queue.accepting).toBe(true);
       expect(waiting(queue)).toEqual(['op:1', 'op:3']);
     } finally {
       await queue.close();

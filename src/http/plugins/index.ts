@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { EXTERNAL_ID_MAX } from '../../domain/checkpoint.js';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from '../../config.js';
@@ -16,6 +17,7 @@ import type { Metrics } from '../../metrics.js';
 import { acceptPlugin } from './accept.js';
 import { authPlugin } from './auth.js';
 import { bodyDrainPlugin, drainLimits } from './body-drain.js';
+import { clientErrorHandler } from './client-errors.js';
 import { errorsPlugin, frameworkErrors } from './errors.js';
 import { httpMetricsPlugin } from './metrics.js';
 import { openapiPlugin } from './openapi.js';
@@ -35,9 +37,12 @@ export function fastifyOptions(config: Config) {
     bodyLimit: config.maxCheckpointBytes * 2,
     genReqId,
     frameworkErrors,
+    clientErrorHandler,
     // A request that reaches a keep-alive connection while the server drains is served like the others
     // (the store stays open until the drain ends), not refused with Fastify's own non-problem 503.
     return503OnClosing: false,
+    // A task id may be 200 characters, each up to 9 once percent-encoded: the router must take it whole in a path.
+    routerOptions: { maxParamLength: EXTERNAL_ID_MAX * 9 },
   } satisfies FastifyServerOptions;
 }
 

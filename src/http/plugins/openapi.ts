@@ -12,6 +12,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { documentedResponses, withLinks } from '../openapi-responses.js';
 import { isPublicRoute } from './auth.js';
 
 export const OPENAPI_ROUTE = '/openapi.json';
@@ -19,12 +20,17 @@ export const DOCS_PREFIX = '/docs';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** Public routes say so in the document, so clients do not send a token they do not need. */
+/**
+ * Each operation's responses come from the table of `openapi-responses.ts`;
+ * public routes say so in the document, so clients do not send a token they
+ * do not need.
+ */
 const transform: SwaggerTransform = (document) => {
   const result = jsonSchemaTransform(document);
   const methods = [document.route.method].flat();
-  if (!methods.every((method) => isPublicRoute(method, document.url))) return result;
-  return { ...result, schema: { ...result.schema, security: [] } };
+  const schema = { ...result.schema, response: documentedResponses(String(methods[0]), document.url) };
+  if (!methods.every((method) => isPublicRoute(method, document.url))) return { ...result, schema };
+  return { ...result, schema: { ...schema, security: [] } };
 };
 
 async function openapi(app: FastifyInstance): Promise<void> {
@@ -42,7 +48,7 @@ async function openapi(app: FastifyInstance): Promise<void> {
       security: [{ bearer: [] }],
     },
     transform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => withLinks(jsonSchemaTransformObject(document)),
   });
 
   app.get(OPENAPI_ROUTE, { schema: { hide: true } }, async () => app.swagger());

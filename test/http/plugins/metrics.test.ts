@@ -13,6 +13,8 @@ const NAMES = [
   'http_request_duration_ms',
   'queue_depth',
   'queue_age_seconds',
+  'disk_free_bytes',
+  'disk_size_bytes',
   'process_cpu_user_seconds_total',
 ];
 

@@ -1,0 +1,79 @@
+/**
+ * What an LMDB failure means, as a {@link StoreError}: the one place the
+ * embedded store reads lmdb-js's errors.
+ *
+ * A commit that fails reaches us as lmdb-js's "Commit failed" error, whose
+ * `commitError` promise carries the cause; lmdb-js rejects that promise
+ * with no handler of its own, so it is handled here, or the process would
+ * end on an unhandled rejection. So do the promises of the puts inside a
+ * batch, which the store drops (the batch's own promise carries the
+ * outcome), and the promise of the batch lmdb-js opens of its own for each
+ * event turn's writes, which nobody holds: `quietOrphanedCommits` treats
+ * exactly those rejections, lmdb-js's "Commit failed" errors, as handled. A full file system shows up as ENOSPC, or
+ * (lmdb-js's write path, seen on tmpfs) as EIO with the disk nearly full
+ * (`fs/free-space.ts`): both are `no_space`, naming the directory, so the service answers 507 and
+ * writes resume once there is room (`docs/reliability.md`).
+ *
+ * @module
+ */
+import { errorText, freeBytes, outOfSpace } from '../fs/free-space.js';
+import { StoreError } from './store.js';
+
+/** The causes of a failed LMDB operation, `error` first and lmdb-js's `commitError` after it when there is one. */
+export async function lmdbCauses(error: unknown): Promise<unknown[]> {
+  const commitError = (error as { commitError?: unknown } | null)?.commitError;
+  if (!(commitError instanceof Promise)) return [error];
+  // lmdb-js rejects it in the same turn as the write itself: it has settled by now.
+  const cause: unknown = await commitError.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  return cause === undefined ? [error] : [error, cause];
+}
+
+/** The store error for a failed commit in the LMDB environment at `path`. */
+export async function commitFailure(error: unknown, path: string): Promise<StoreError> {
+  if (error instanceof StoreError) return error;
+  return classifyLmdbError(await lmdbCauses(error), path, freeBytes(path));
+}
+
+/**
+ * The store error for causes of an LMDB failure (see {@link lmdbCauses}),
+ * given the free bytes of the directory's file system (undefined when
+ * unknown). Pure, so that every message lmdb-js is known to give is tested.
+ */
+export function classifyLmdbError(causes: readonly unknown[], path: string, free: number | undefined): StoreError {
+  const text = causes.map(errorText).join(' ');
+  const cause = causes[causes.length - 1];
+  if (/MDB_MAP_FULL/.test(text)) {
+    return new StoreError('no_space', `The LMDB map in ${path} is full; free space on its disk (lmdb-js grows the map as the file system allows) and retry.`, { cause, backendCode: 'MDB_MAP_FULL' });
+  }
+  if (/MDB_TXN_FULL/.test(text)) return new StoreError('too_large', 'The transaction is larger than LMDB allows.', { cause, backendCode: 'MDB_TXN_FULL' });
+  if (/MDB_BAD_VALSIZE|key size/i.test(text)) return new StoreError('too_large', 'A key is larger than LMDB allows.', { cause });
+  const errno = outOfSpace(text, free);
+  if (errno !== undefined) {
+    return new StoreError('no_space', `The data directory ${path} has no room for the commit; free space on its file system and retry.`, { cause, backendCode: errno });
+  }
+  return new StoreError('unavailable', 'The LMDB commit failed.', { cause });
+}
+
+let quieted = false;
+
+/**
+ * Keeps lmdb-js's orphaned "Commit failed" rejections (see the module's
+ * comment) from ending the process; every other unhandled rejection ends it
+ * as Node's default does, unless another listener (a test runner) takes it.
+ */
+export function quietOrphanedCommits(): void {
+  if (quieted) return;
+  quieted = true;
+  process.on('unhandledRejection', (reason: unknown) => {
+    if (isCommitFailure(reason)) return;
+    if (process.listenerCount('unhandledRejection') === 1) throw reason;
+  });
+}
+
+/** lmdb-js's error for a write whose commit failed: its cause is in `commitError`. */
+function isCommitFailure(reason: unknown): boolean {
+  return reason instanceof Error && (reason as { commitError?: unknown }).commitError instanceof Promise;
+}

@@ -1,0 +1,80 @@
+/**
+ * The embedded store on a disk that fills up (`src/store/lmdb.ts`,
+ * `recover`): a real LMDB environment on a small tmpfs, with writers side
+ * by side until commits fail. Every failure is `no_space` naming the
+ * directory, the process survives it, reads go on, and once there is room
+ * the next transaction commits without reopening the store; every
+ * acknowledged write is there, before and after reopening, and the commit
+ * sequence goes on from the last acknowledged commit. As root (to mount the
+ * tmpfs); skipped with the reason otherwise.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LmdbStore } from '../../src/store/lmdb.js';
+import { StoreError } from '../../src/store/store.js';
+import { mountTmpfs, tmpfsSkipReason, type Tmpfs } from '../support/tmpfs.js';
+
+const skip = tmpfsSkipReason();
+if (skip !== undefined) console.log(`LMDB full-disk test skipped: ${skip}`);
+
+let mounted: Tmpfs | undefined;
+let store: LmdbStore | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+  mounted?.unmount();
+  mounted = undefined;
+});
+
+const key = (writer: number, n: number): Buffer => Buffer.from(`w${writer}-${String(n).padStart(6, '0')}`);
+const value = (writer: number, n: number): Buffer => Buffer.alloc(3_000, `${writer}:${n};`);
+
+describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
+  it('fails commits with no_space naming the directory, keeps reading, and commits again once there is room', { timeout: 120_000 }, async () => {
+    mounted = mountTmpfs(16);
+    const path = join(mounted.dir, 'data');
+    store = LmdbStore.open({ path });
+    await store.transact(async (tx) => tx.setStamped(Buffer.from('stamped-'), Buffer.alloc(0), Buffer.from('before')));
+    mounted.fill(1_000_000);
+
+    const acknowledged: Buffer[] = [];
+    const failures: unknown[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, writer) => {
+        for (let n = 0, failed = 0; failed < 3 && n < 2_000; n++) {
+          try {
+            await store!.transact(async (tx) => tx.set(key(writer, n), value(writer, n)), { maxRetries: 0 });
+            acknowledged.push(key(writer, n));
+          } catch (error) {
+            failures.push(error);
+            failed++;
+          }
+        }
+      }),
+    );
+    expect(acknowledged.length).toBeGreaterThan(0);
+    expect(failures.length).toBeGreaterThan(0);
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(StoreError);
+      expect(failure).toMatchObject({ code: 'no_space', retriable: false });
+      expect((failure as StoreError).message).toContain(path);
+    }
+
+    // Reads go on while the disk is full.
+    const read = async (keys: Buffer[]): Promise<number> => store!.transact(async (tx) => (await Promise.all(keys.map((k) => tx.get(k)))).filter((v) => v !== undefined).length, { readOnly: true });
+    expect(await read(acknowledged)).toBe(acknowledged.length);
+
+    mounted.free();
+    await store.transact(async (tx) => tx.set(Buffer.from('after-room'), Buffer.from('yes')));
+    expect(await read([...acknowledged, Buffer.from('after-room')])).toBe(acknowledged.length + 1);
+    // The next commit follows the last acknowledged one: its stamp sorts after every earlier stamp.
+    await store.transact(async (tx) => tx.setStamped(Buffer.from('stamped-'), Buffer.alloc(0), Buffer.from('after')));
+
+    await store.close();
+    store = LmdbStore.open({ path });
+    expect(await read([...acknowledged, Buffer.from('after-room')])).toBe(acknowledged.length + 1);
+    const stamps = await store.transact(async (tx) => tx.getPrefix(Buffer.from('stamped-')), { readOnly: true });
+    expect(stamps.map((entry) => entry.value.toString())).toEqual(['before', 'after']);
+    console.log(`LMDB full disk: ${acknowledged.length} commits acknowledged, ${failures.length} refused as no_space, all there after the room was made and after reopening`);
+  });
+});
