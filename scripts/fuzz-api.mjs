@@ -11,7 +11,7 @@
  *   node scripts/fuzz-api.mjs --short   a bounded run for CI (about 1 minute)
  *
  * Schemathesis is installed from the Python package index into
- * `.tmp/venv/` on first use (python3 with venv and pip must be there).
+ * `.tmp/venv-fuzz/` on first use (apart from the Python package's `.tmp/venv`) (python3 with venv and pip must be there).
  * The server is this checkout's `src/main.ts` on a free port, with a data
  * directory of its own, removed after the run. FUZZ_SEED fixes the seed.
  */
@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 
 const SCHEMATHESIS = 'schemathesis==4.32.5';
 const root = fileURLToPath(new URL('..', import.meta.url));
-const venv = join(root, '.tmp', 'venv');
+const venv = join(root, '.tmp', 'venv-fuzz');
 const st = join(venv, 'bin', 'schemathesis');
 const short = process.argv.includes('--short');
 const seed = process.env.FUZZ_SEED ?? String(Date.now() % 1_000_000);
