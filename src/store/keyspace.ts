@@ -38,8 +38,10 @@ export const SPACES = {
   taskTerms: 'tt',
   /** `(taskId)` → the words of the task's newest merged checkpoint, whose runs are open. */
   openTerms: 'to',
-  /** `(taskId, createdAt, checkpointId)` → the previous position and the words of a checkpoint not yet merged into the runs (`pending-terms.ts`). */
+  /** `(taskId, createdAt, checkpointId)` → the previous position and the words of a checkpoint not yet merged into the runs, as format 4 wrote them; read and merged, no longer written (`pending-terms.ts`). */
   pendingTerms: 'tp',
+  /** `(createdAt, checkpointId, taskId)` → the same, in the order checkpoints were made: the pending list from format 5 on (`pending-terms.ts`). */
+  pendingList: 'tq',
   /** `(parentId, childId)` → empty; `parents (childId)` → parentId. */
   links: 'lnk',
   parents: 'par',

@@ -46,8 +46,10 @@ async function merged(base: string): Promise<number> {
 async function pendingIn(dir: string): Promise<number> {
   const store = LmdbStore.open({ path: dir });
   try {
-    const space = keyspaceOf('default').pendingTerms;
-    return (await store.transact((tx) => tx.getRange(space.range().begin, space.range().end), { readOnly: true })).length;
+    const { pendingTerms, pendingList } = keyspaceOf('default');
+    let count = 0;
+    for (const space of [pendingTerms, pendingList]) count += (await store.transact((tx) => tx.getRange(space.range().begin, space.range().end), { readOnly: true })).length;
+    return count;
   } finally {
     await store.close();
   }

@@ -47,13 +47,19 @@ export function withinBytes<T>(items: readonly T[], bytesOf: (item: T) => number
   return items.slice(0, count);
 }
 
-/** Entries in key order as each task's group, in the task's order, each within {@link TASK_MERGE_BYTES}. */
+/**
+ * Listed entries as each task's group, in the task's order, each within
+ * {@link TASK_MERGE_BYTES}. The list holds a task's entries in its order but
+ * not together (it is in the order checkpoints were made), so a group
+ * gathers them wherever they are; groups come in the order of their tasks'
+ * first entries.
+ */
 export function taskGroups<T extends { taskId: string }>(entries: readonly T[], bytesOf: (entry: T) => number): T[][] {
-  const groups: T[][] = [];
+  const groups = new Map<string, T[]>();
   for (const entry of entries) {
-    const last = groups.at(-1);
-    if (last !== undefined && last[0]!.taskId === entry.taskId) last.push(entry);
-    else groups.push([entry]);
+    const group = groups.get(entry.taskId);
+    if (group !== undefined) group.push(entry);
+    else groups.set(entry.taskId, [entry]);
   }
-  return groups.map((group) => withinBytes(group, bytesOf, TASK_MERGE_BYTES));
+  return [...groups.values()].map((group) => withinBytes(group, bytesOf, TASK_MERGE_BYTES));
 }

@@ -40,6 +40,7 @@ const SEALED: Readonly<Record<ValueSpace, boolean>> = {
   taskTerms: false,
   openTerms: false,
   pendingTerms: false,
+  pendingList: false,
   parents: false,
   audit: true,
   events: true,

@@ -30,12 +30,15 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * moves a task's expiry, and a stale task expiry entry is found due at
  * every sweep from then on. 4: a create's words wait in the full-text
  * pending list until the indexer merges them (`pending-terms.ts`); a
- * release that updates the runs inline would misplace them beside it. An
- * earlier tenant is raised to 4 when this version first writes to it, so an
- * earlier release stops writing to it; what that release wrote is still
- * read (and its expiry entries cleared).
+ * release that updates the runs inline would misplace them beside it. 5:
+ * the pending list is kept in the order checkpoints are made (`pendingList`,
+ * `tq`), not by task (`tp`): a release before it would find the entries
+ * neither for search nor to merge them; what format 4 left in `tp` is listed
+ * first, merged and cleared. An earlier tenant is raised to 5 when this
+ * version first writes to it, so an earlier release stops writing to it;
+ * what that release wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 4;
+export const STORE_FORMAT = 5;
 
 export interface StoreHeader {
   format: number;

@@ -7,14 +7,24 @@
  * Search reads the runs and the list, so a checkpoint is found by `q` the
  * moment its create commits.
  *
- * `pendingTerms (taskId, createdAt, checkpointId)` → the position of the
+ * `pendingList (createdAt, checkpointId, taskId)` → the position of the
  * task's newest checkpoint before it (where the runs its words end close),
- * then its words as the index keys hold them, one a line. A task's entries
- * sort in its order, which is the order they merge in. Beside it, the system
- * space `termsDue (tenant)` marks a tenant with entries, so the indexer finds
- * them without walking every tenant; the indexer clears the mark in the
- * transaction that finds the list empty, so a create that adds an entry
- * meanwhile conflicts with it and the mark stays.
+ * then its words as the index keys hold them, one a line. Entries sort in
+ * the order checkpoints were made, and a task's in its own order (createdAt
+ * rises strictly along a task), which is the order they merge in. In that
+ * order a create appends where the creates before it did, and a merge
+ * clears a run of neighbouring keys: on LMDB a commit's entries share their
+ * pages, where keys by task put each on a page of its own, written at the
+ * create and again at the merge (format 5, `docs/performance.md`, issue
+ * 44). Format 4 kept the list by task, `pendingTerms (taskId, createdAt,
+ * checkpointId)`: what a store holds there is listed first (it is older than
+ * anything in the new list), merged and cleared as before; nothing is
+ * written there any more.
+ *
+ * Beside it, the system space `termsDue (tenant)` marks a tenant with
+ * entries, so the indexer finds them without walking every tenant; the
+ * indexer clears the mark in the transaction that finds the list empty, so a
+ * create that adds an entry meanwhile conflicts with it and the mark stays.
  *
  * @module
  */
@@ -30,11 +40,16 @@ export interface PendingEntry {
   /** The task's newest checkpoint before this one when it was created; undefined for a task's first. */
   previous: IndexPosition | undefined;
   words: string[];
+  /** The key it was read from (in either list). */
+  key: Buffer;
   /** The stored value it was read from. */
   bytes: Uint8Array;
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Keys a purge reads at a time while it looks for a task's entries in the list. */
+const PURGE_PAGE = 1_000;
 
 export class PendingTermRows {
   /** Whether this transaction added an entry (the indexer is poked once it commits). */
@@ -43,13 +58,16 @@ export class PendingTermRows {
   constructor(
     private readonly tx: Transaction,
     private readonly tenant: string,
-    private readonly space: Subspace,
+    /** The list by task, as format 4 wrote it: read, merged and cleared, never written. */
+    private readonly byTask: Subspace,
+    /** The list in the order checkpoints were made (format 5). */
+    private readonly inOrder: Subspace,
     private readonly codec: ValueCodec,
   ) {}
 
   /** Appends a new checkpoint's words; `previous`: the task's newest before it. */
   add(taskId: string, at: IndexPosition, previous: IndexPosition | undefined, words: Iterable<string>): void {
-    this.write(taskId, at, previous, words);
+    this.write(this.key(taskId, at), previous, words);
     this.added = true;
     // Blind: every create of the tenant sets it, and none reads it (the indexer reads it in a transaction of its own).
     this.tx.setBlind(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
@@ -59,7 +77,10 @@ export class PendingTermRows {
   async get(taskId: string, at: IndexPosition): Promise<PendingEntry | undefined> {
     const key = this.key(taskId, at);
     const value = await this.tx.get(key);
-    return value === undefined ? undefined : this.entryOf({ key, value });
+    if (value !== undefined) return this.entryOf({ key, value });
+    const older = this.olderKey(taskId, at);
+    const before = await this.tx.get(older);
+    return before === undefined ? undefined : this.entryOf({ key: older, value: before });
   }
 
   /**
@@ -68,52 +89,66 @@ export class PendingTermRows {
    * undefined when it is gone (the checkpoint compacted or purged).
    */
   async current(listed: PendingEntry): Promise<PendingEntry | undefined> {
-    const key = this.key(listed.taskId, listed.at);
-    const value = await this.tx.get(key);
+    const value = await this.tx.get(listed.key);
     if (value === undefined) return undefined;
-    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).equals(listed.bytes) ? listed : this.entryOf({ key, value });
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).equals(listed.bytes) ? listed : this.entryOf({ key: listed.key, value });
   }
 
-  /** Replaces a waiting checkpoint's words (it was updated before it merged). */
+  /** Replaces a waiting checkpoint's words (it was updated before it merged), where it waits. */
   rewrite(entry: PendingEntry, words: Iterable<string>): void {
-    this.write(entry.taskId, entry.at, entry.previous, words);
+    this.write(entry.key, entry.previous, words);
   }
 
-  /** Up to `limit` entries as stored, in key order (for the merge thread, which decodes them itself). */
+  /** Up to `limit` entries as stored, the older list's first, each list in key order (for the merge thread, which decodes them itself). */
   async rows(limit: number): Promise<KeyValue[]> {
-    const { begin, end } = this.space.range();
-    return this.tx.getRange(begin, end, { limit });
+    const older = this.byTask.range();
+    const rows = await this.tx.getRange(older.begin, older.end, { limit });
+    if (rows.length >= limit) return rows;
+    const { begin, end } = this.inOrder.range();
+    return [...rows, ...(await this.tx.getRange(begin, end, { limit: limit - rows.length }))];
   }
 
-  /** The task and position an entry's key names. */
+  /** The task and position an entry's key names, in either list. */
   positionOf(key: Buffer): [taskId: string, at: IndexPosition] {
-    const [taskId, createdAt, checkpointId] = this.space.unpack(key) as [string, string, string];
+    if (this.inOrder.contains(key)) {
+      const [createdAt, checkpointId, taskId] = this.inOrder.unpack(key) as [string, string, string];
+      return [taskId, { createdAt, checkpointId }];
+    }
+    const [taskId, createdAt, checkpointId] = this.byTask.unpack(key) as [string, string, string];
     return [taskId, { createdAt, checkpointId }];
   }
 
-
-  /** Up to `limit` entries in key order (task, then the task's order), after `after` when given. */
-  async list(limit: number, after?: Buffer): Promise<{ entries: PendingEntry[]; last: Buffer | undefined }> {
-    const { begin, end } = this.space.range();
-    const from = after === undefined ? begin : Buffer.concat([after, Buffer.from([0])]);
-    const rows = await this.tx.getRange(from, end, { limit });
-    return { entries: rows.map((row) => this.entryOf(row)), last: rows.at(-1)?.key };
+  /** Up to `limit` entries: the older list's, then the list's, each in key order (a task's in its order either way). */
+  async list(limit: number): Promise<{ entries: PendingEntry[] }> {
+    return { entries: (await this.rows(limit)).map((row) => this.entryOf(row)) };
   }
 
   /** Removes a merged entry. */
   remove(entry: PendingEntry): void {
-    this.tx.clear(this.key(entry.taskId, entry.at));
+    this.tx.clear(entry.key);
   }
 
-  /** Removes the entry of one checkpoint, if any (the checkpoint is gone). */
+  /** Removes the entry of one checkpoint, if any (the checkpoint is gone), from whichever list holds it. */
   forget(taskId: string, at: IndexPosition): void {
     this.tx.clear(this.key(taskId, at));
+    this.tx.clear(this.olderKey(taskId, at));
   }
 
-  /** Removes every entry of a task (a purge). */
-  clearTask(taskId: string): void {
-    const { begin, end } = this.space.range(taskId);
-    this.tx.clearRange(begin, end);
+  /**
+   * Removes every entry of a task (a purge): its range of the older list,
+   * and its keys among the list's, found by reading the list's keys (the
+   * indexer keeps the list short, `PENDING_LIMIT`).
+   */
+  async clearTask(taskId: string): Promise<void> {
+    const older = this.byTask.range(taskId);
+    this.tx.clearRange(older.begin, older.end);
+    const { begin, end } = this.inOrder.range();
+    for (let from = begin; ; ) {
+      const rows = await this.tx.getRange(from, end, { limit: PURGE_PAGE });
+      for (const row of rows) if (this.positionOf(row.key)[0] === taskId) this.tx.clear(row.key);
+      if (rows.length < PURGE_PAGE) return;
+      from = Buffer.concat([rows.at(-1)!.key, EMPTY_BYTE]);
+    }
   }
 
   /** The tenant's mark cleared: the indexer found its list empty in this transaction. */
@@ -121,8 +156,7 @@ export class PendingTermRows {
     this.tx.clear(systemKeyspace().termsDue.pack(this.tenant));
   }
 
-  private write(taskId: string, at: IndexPosition, previous: IndexPosition | undefined, words: Iterable<string>): void {
-    const key = this.key(taskId, at);
+  private write(key: Buffer, previous: IndexPosition | undefined, words: Iterable<string>): void {
     // Positions, words and ids hold no line break (`indexes.ts` escapes paths): one line each.
     let text = previous === undefined ? '' : `${previous.createdAt} ${previous.checkpointId}`;
     for (const word of words) text += `\n${word}`;
@@ -130,23 +164,33 @@ export class PendingTermRows {
   }
 
   private entryOf(row: KeyValue): PendingEntry {
-    const [taskId, createdAt, checkpointId] = this.space.unpack(row.key) as [string, string, string];
+    const [taskId, at] = this.positionOf(row.key);
     const lines = decodeWith<string>(this.codec, row.value, EMPTY).split('\n');
     const head = lines[0]!;
     const space = head.indexOf(' ');
     return {
       taskId,
-      at: { createdAt, checkpointId },
+      at,
       previous: space < 0 ? undefined : { createdAt: head.slice(0, space), checkpointId: head.slice(space + 1) },
       words: lines.slice(1),
+      key: row.key,
       bytes: row.value,
     };
   }
 
+  /** Where an entry is written: the list in the order checkpoints were made. */
   private key(taskId: string, at: IndexPosition): Buffer {
-    return this.space.pack(taskId, at.createdAt, at.checkpointId);
+    return this.inOrder.pack(at.createdAt, at.checkpointId, taskId);
+  }
+
+  /** Where format 4 wrote it. */
+  private olderKey(taskId: string, at: IndexPosition): Buffer {
+    return this.byTask.pack(taskId, at.createdAt, at.checkpointId);
   }
 }
+
+/** Appended to a key: the first key after it. */
+const EMPTY_BYTE = Buffer.from([0x00]);
 
 /** Up to `limit` tenants whose pending list may hold entries, after `after`, in name order. */
 export async function tenantsWithPendingTerms(tx: Transaction, after: string | undefined, limit: number): Promise<string[]> {

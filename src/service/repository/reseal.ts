@@ -34,6 +34,8 @@ const SPACES: { name: keyof Keyspace; records: boolean }[] = [
   { name: 'pendingTerms', records: false },
   { name: 'taskTerms', records: false },
   { name: 'openTerms', records: false },
+  // Last, so that a pass recorded by an earlier release (by the index of its space) resumes where it was.
+  { name: 'pendingList', records: false },
 ];
 
 /** A word of the index as written plain: blind words start with `~`, which no plain word holds. */
@@ -71,7 +73,7 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
-    if (name === 'pendingTerms') {
+    if (name === 'pendingTerms' || name === 'pendingList') {
       const entry = await terms.pending.get(...terms.pending.positionOf(row.key));
       if (entry !== undefined && entry.words.some(plainWord)) terms.pending.rewrite(entry, entry.words.map((word) => (plainWord(word) ? sealing.blind(word) : word)));
       continue;

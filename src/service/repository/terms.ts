@@ -84,12 +84,12 @@ export class TermRows {
 
   constructor(
     private readonly tx: Transaction,
-    private readonly spaces: { terms: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace },
+    private readonly spaces: { terms: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace; pendingList: Subspace },
     private readonly codecs: Codecs,
     private readonly sealing: Sealing | undefined,
     tenant: string,
   ) {
-    this.pending = new PendingTermRows(tx, tenant, spaces.pendingTerms, codecs.pendingTerms);
+    this.pending = new PendingTermRows(tx, tenant, spaces.pendingTerms, spaces.pendingList, codecs.pendingList);
   }
 
   /**
@@ -258,7 +258,7 @@ export class TermRows {
    */
   async clearTask(taskId: string, limit: number, allows: (bytes: number) => boolean = () => true): Promise<{ cleared: number; done: boolean }> {
     // First, so that the indexer has nothing of the task left to merge behind the purge.
-    this.pending.clearTask(taskId);
+    await this.pending.clearTask(taskId);
     const { begin, end } = this.spaces.taskTerms.range(taskId);
     const rows = await this.tx.getRange(begin, end, { limit });
     let cleared = 0;

@@ -151,11 +151,11 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           const open = list.filter((run) => run.last === undefined);
           expect(open.length, where).toBeLessThanOrEqual(1);
         }
-        const { terms, taskTerms, openTerms, pendingTerms } = keyspaceOf('default');
+        const { terms, taskTerms, openTerms, pendingTerms, pendingList } = keyspaceOf('default');
         const keys = await t.store.transact(
           async (tx) => {
             const rows = [];
-            for (const space of [terms, taskTerms, openTerms, pendingTerms]) rows.push(...(await tx.getRange(space.range().begin, space.range().end)).map((row) => space.unpack(row.key)));
+            for (const space of [terms, taskTerms, openTerms, pendingTerms, pendingList]) rows.push(...(await tx.getRange(space.range().begin, space.range().end)).map((row) => space.unpack(row.key)));
             return rows;
           },
           { readOnly: true },
