@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   if (process.env.OPEN === '1') {
     // Then bench:http's open loop (BENCH_OPEN_CREATES creates/s + BENCH_OPEN_READS reads/s of the 2,000 checkpoints), and the memory under it.
     const open = await openLoopMeasured(baton, ids);
-    console.log(`open loop: all p50 ${open.all.p50Ms} p99 ${open.all.p99Ms} ms, ${open.errors} errors, server ${open.cpu.serverPct.toFixed(0)} % of a core, ${open.cpu.serverUsPerReq.toFixed(0)} us/req, event loop ${open.cpu.eventLoopUsPerReq.toFixed(0)} us/req, generator ${open.cpu.generatorPct.toFixed(0)} %; by thread ${JSON.stringify(open.cpu.threadsUsPerReq)}; memory after ${JSON.stringify(memoryOf(baton.child.pid))}`);
+    console.log(`open loop: create p50 ${open.streams.create?.p50Ms} p99 ${open.streams.create?.p99Ms} ms, read p50 ${open.streams.read?.p50Ms} p99 ${open.streams.read?.p99Ms} ms, all p50 ${open.all.p50Ms} p99 ${open.all.p99Ms} ms, ${open.errors} errors, server ${open.cpu.serverPct.toFixed(0)} % of a core, ${open.cpu.serverUsPerReq.toFixed(0)} us/req, event loop ${open.cpu.eventLoopUsPerReq.toFixed(0)} us/req, generator ${open.cpu.generatorPct.toFixed(0)} %; by thread ${JSON.stringify(open.cpu.threadsUsPerReq)}; memory after ${JSON.stringify(memoryOf(baton.child.pid))}`);
   }
   await stopServers();
   if (sink !== undefined) console.log(`spans exported: ${sink.requests()} OTLP requests, ${sink.bytes()} bytes`);
