@@ -17,6 +17,8 @@
  *                     FoundationDB transaction setting the hashed document
  *   create            BENCH_CONNECTIONS connections of creates over 1,000 tasks:
  *                     one instance; two round-robin; two with affinity
+ *   one caller        one connection, one create at a time: the floor, then
+ *                     one instance (DESIGN §9: p50 within 2 x the floor's)
  *   paced create      BENCH_FLEET_RATE creates/s (default 200), evenly paced,
  *                     each timed from its intended send time: the floor, one
  *                     instance, two round-robin, two with affinity
@@ -134,6 +136,13 @@ async function main(): Promise<void> {
   step('create, one instance');
   rows.push({ scenario: 'create', setup: 'one instance', figures: await closedLoop(a, postRequests) });
   await settle();
+  // One caller, one create at a time (DESIGN §9: its p50 within 2 x the floor's): the floor, then one instance.
+  step('create at 1 connection: the floor on FoundationDB, then one instance');
+  const lone = {
+    floor: await closedLoop(bare, () => postRequests('/floor-fdb/checkpoints'), 1),
+    baton: await settle().then(() => closedLoop(a, postRequests, 1)),
+  };
+  await settle();
   step('create, two instances round-robin');
   rows.push({ scenario: 'create', setup: 'two, round-robin', figures: await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests(), connections: half }))) });
   await settle();
@@ -207,6 +216,9 @@ async function main(): Promise<void> {
   const floorRate = rows[0]!.figures.okPerSec;
   console.log('');
   for (const row of rows.slice(1, 4)) console.log(`  creates / floor, ${row.setup.padEnd(20)} ${fixed(row.figures.okPerSec / floorRate, 3)}`);
+  console.log(
+    `  one caller (1 connection): create p50 ${fixed(lone.baton.p50Ms, 2)} ms (${fixed(lone.baton.okPerSec, 0)}/s, ${fixed(lone.baton.cpu.serverUsPerReq, 0)} µs CPU) / floor p50 ${fixed(lone.floor.p50Ms, 2)} ms (${fixed(lone.floor.okPerSec, 0)}/s) = ${fixed(lone.baton.p50Ms / lone.floor.p50Ms, 2)} x   target <= 2 x`,
+  );
   console.log(`  hot task's creates committed (warm-up and run): one instance ${hot.one}, round-robin ${hot.roundRobin}, affinity ${hot.affinity}`);
   console.log('');
   console.log(`paced ${RATE} creates/s                     p50 ms    p99 ms    errors   non-2xx`);
@@ -214,7 +226,7 @@ async function main(): Promise<void> {
     const create = run.streams.create!;
     console.log(`  ${name.padEnd(34)} ${fixed(create.p50Ms, 1).padStart(9)} ${fixed(create.p99Ms, 1).padStart(9)} ${String(create.errors).padStart(9)} ${String(create.non2xx).padStart(9)}`);
   }
-  console.log(`RESULT ${JSON.stringify({ seconds: SECONDS, connections: CONNECTIONS, rate: RATE, bodies: BODIES, closed: rows, hot, open: Object.fromEntries(Object.entries(open).map(([k, v]) => [k, v.streams.create])) })}`);
+  console.log(`RESULT ${JSON.stringify({ seconds: SECONDS, connections: CONNECTIONS, rate: RATE, bodies: BODIES, closed: rows, lone, hot, open: Object.fromEntries(Object.entries(open).map(([k, v]) => [k, v.streams.create])) })}`);
 }
 
 runMain(main, cleanup);
