@@ -8,7 +8,8 @@
 import { lowerBound } from './lmdb-reads.js';
 import type { Bytes } from './store.js';
 
-export type PendingWrite = { key: Bytes; value: Bytes | null };
+/** A write in the overlay; `sequence`: the commit it belongs to, set when the commit joins the overlay. */
+export type PendingWrite = { key: Bytes; value: Bytes | null; sequence?: bigint };
 
 export class PendingOverlay {
   /**
@@ -18,14 +19,38 @@ export class PendingOverlay {
    */
   private readonly pending = new Map<string, PendingWrite>();
   private sortedKeys: string[] | undefined;
+  /**
+   * The newest commit whose writes a read has returned since {@link startReads}:
+   * write bodies run one at a time, so it is the running body's. A commit
+   * that lands after an earlier one failed is safe to keep only if its body
+   * read nothing of the failed commit (`lmdb.ts`, `recover`).
+   */
+  private newestRead = 0n;
 
   /**
-   * Adds a commit's writes, keeping the transaction's own write objects (a
-   * commit of a hundred index keys allocates nothing more here).
+   * Adds commit `sequence`'s writes, keeping the transaction's own write
+   * objects (a commit of a hundred index keys allocates nothing more here).
    */
-  addAll(writes: Map<string, PendingWrite>): void {
-    for (const [id, write] of writes) this.pending.set(id, write);
+  addAll(writes: Map<string, PendingWrite>, sequence: bigint): void {
+    for (const [id, write] of writes) {
+      write.sequence = sequence;
+      this.pending.set(id, write);
+    }
     if (writes.size > 0) this.sortedKeys = undefined;
+  }
+
+  /** A write body starts: what it reads from the overlay is counted from here. */
+  startReads(): void {
+    this.newestRead = 0n;
+  }
+
+  /** The newest commit whose writes the body read since {@link startReads} (0 when none). */
+  readsFrom(): bigint {
+    return this.newestRead;
+  }
+
+  private noteRead(write: PendingWrite | undefined): void {
+    if (write?.sequence !== undefined && write.sequence > this.newestRead) this.newestRead = write.sequence;
   }
 
   /** Forgets a commit's writes once durable, except the keys a later commit wrote again (another write object). */
@@ -36,7 +61,9 @@ export class PendingOverlay {
 
   /** The newest not-yet-durable write of `key`, if any: `null` means removed. */
   value(keyId: string): Bytes | null | undefined {
-    return this.pending.get(keyId)?.value;
+    const write = this.pending.get(keyId);
+    this.noteRead(write);
+    return write?.value;
   }
 
   /** Every not-yet-durable write inside `[begin, end)`, newest winning. */
@@ -49,7 +76,9 @@ export class PendingOverlay {
     for (let i = lowerBound(keys, begin.toString('latin1')); i < keys.length; i++) {
       const id = keys[i]!;
       if (id >= endId) break;
-      found.set(id, this.pending.get(id)!);
+      const write = this.pending.get(id)!;
+      this.noteRead(write);
+      found.set(id, write);
     }
     return found;
   }

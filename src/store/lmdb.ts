@@ -68,6 +68,8 @@ export class LmdbStore implements Store, PendingReader {
   private failure: StoreError | undefined;
   /** The sequence of the first commit that failed since the store last recovered. */
   private failedFrom: bigint | undefined;
+  /** A commit after `failedFrom` landed having read a write of it or of a later commit: the store cannot recover without a restart. */
+  private tainted = false;
   /** Reads pass it, so that a compaction closes the environment under none. */
   private readonly readers = new ReadGate();
 
@@ -176,6 +178,7 @@ export class LmdbStore implements Store, PendingReader {
 
     const tx = new MemoryTransaction(this);
     let result: T;
+    this.pending.startReads();
     try {
       result = await withinDeadline(body(tx), tx.limits.deadline(deadline));
       tx.limits.beforeCommit();
@@ -205,8 +208,9 @@ export class LmdbStore implements Store, PendingReader {
       writes.set(key.toString('latin1'), { key, value });
     }
     const sequence = this.sequence;
+    const readsFrom = this.pending.readsFrom();
     const done = this.commit(writes, blind, sequence);
-    this.pending.addAll(writes);
+    this.pending.addAll(writes, sequence);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
     release();
@@ -220,6 +224,8 @@ export class LmdbStore implements Store, PendingReader {
     } finally {
       this.pending.removeAll(writes);
     }
+    // Landed after a commit that failed, having read that commit's writes (or a later one's) from the overlay: the file now holds a write made from state that is not there.
+    if (this.failedFrom !== undefined && readsFrom >= this.failedFrom) this.tainted = true;
     if (sequence > this.acknowledged) this.acknowledged = sequence;
     tx.resolveStamp(stamp);
     this.report(tx, false, true);
@@ -232,10 +238,13 @@ export class LmdbStore implements Store, PendingReader {
 
   /**
    * After a commit failed for want of space, writes go on once every commit
-   * handed to LMDB has settled, provided none landed after the failed one (a
-   * later commit may have read its writes from the overlay): the file then
-   * holds exactly the commits that were acknowledged, and the next commit
-   * follows the last of them. Runs in the writer's turn.
+   * handed to LMDB has settled, provided none that landed after the failed
+   * one read anything of it (or of a later commit) from the overlay: the
+   * file then holds exactly the commits that were acknowledged, each made
+   * from state the file holds, and the next commit follows the last of them.
+   * Commits of other tasks handed to LMDB beside the failed one (several
+   * writers when the disk fills) read nothing of it and may land: they are
+   * kept. Runs in the writer's turn.
    */
   private async recover(): Promise<void> {
     await this.lastCommit;
@@ -243,14 +252,13 @@ export class LmdbStore implements Store, PendingReader {
     const failure = this.failure;
     if (failedFrom === undefined) return;
     if (failure === undefined || failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
-    this.env.resetReadTxn();
-    const stored = copyOf(this.meta.get(SEQUENCE_KEY));
-    const sequence = stored === undefined ? 0n : stored.readBigUInt64BE();
-    if (sequence >= failedFrom) {
-      this.failure = new StoreError('unavailable', 'A commit landed after an earlier one failed; the store stopped: restart the service and verify the audit chains.');
+    if (this.tainted) {
+      this.failure = new StoreError('unavailable', 'A commit that read the writes of a failed one landed; the store stopped: restart the service and verify the audit chains.');
       throw this.failure;
     }
-    this.sequence = sequence;
+    this.env.resetReadTxn();
+    const stored = copyOf(this.meta.get(SEQUENCE_KEY));
+    this.sequence = stored === undefined ? 0n : stored.readBigUInt64BE();
     this.failedFrom = undefined;
     this.failure = undefined;
   }
