@@ -34,6 +34,8 @@ export const SPACES = {
   index: 'ix',
   /** `(word, taskId, startAt, startId)` → the run's last `[createdAt, id]`, or `[]` while open; the full-text index (`q`). */
   terms: 'tr',
+  /** `(taskId, startAt, startId, word)` → where a run of `terms` whose value says open ended (store format 6): a merge writes a checkpoint's ends beside each other, under its task. */
+  runEnds: 'tc',
   /** `(taskId, startAt, startId)` → the words whose runs start there: each task's runs, for a purge and a re-blinding pass. */
   taskTerms: 'tt',
   /** `(taskId)` → the words of the task's newest merged checkpoint, whose runs are open. */

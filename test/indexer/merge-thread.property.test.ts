@@ -40,7 +40,7 @@ afterAll(async () => harness?.close());
 async function termSpaces(tenant: string): Promise<string[]> {
   const ks = keyspaceOf(tenant);
   const rows: string[] = [];
-  for (const space of [ks.terms, ks.taskTerms, ks.openTerms, ks.pendingTerms, ks.pendingList]) {
+  for (const space of [ks.terms, ks.runEnds, ks.taskTerms, ks.openTerms, ks.pendingTerms, ks.pendingList]) {
     const { begin, end } = space.range();
     for (const { key, value } of await harness.store.transact((tx) => tx.getRange(begin, end), { readOnly: true })) {
       rows.push(`${key.subarray(space.prefix.length).toString('hex')}=${value.toString('hex')}`);

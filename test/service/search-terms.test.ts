@@ -66,11 +66,12 @@ describe('a search for two words', () => {
   it('finds exactly the checkpoints holding both, newest first, each once, every page within the read budget', async () => {
     const expected = made.filter((_, i) => TOGETHER.has(i)).map((c) => c.id).reverse();
     const { pages, mostKeys } = await allPages('osprey kestrel', 2);
-    // Besides the page's budget, a search first reads the runs of its words: at most all of them, once each, and a probe of 17 keys a word.
+    // Besides the page's budget, a search first reads the runs of its words: at most all of them, once each with the end of each
+    // under its task (`runEnds`), and a probe of 17 keys a word.
     const runs = await harness.store.transact(async (tx) => {
       const repo = new Repository(tx, actor.tenant);
       let keys = 0;
-      for (const word of ['osprey', 'kestrel']) keys += (await repo.terms.runs(repo.terms.word(word), 10_000))!.length + 1 + 17;
+      for (const word of ['osprey', 'kestrel']) keys += 2 * (await repo.terms.runs(repo.terms.word(word), 10_000))!.length + 1 + 17;
       return keys;
     }, { readOnly: true });
     expect(pages.flat()).toEqual(expected);

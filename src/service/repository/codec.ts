@@ -37,6 +37,7 @@ const SEALED: Readonly<Record<ValueSpace, boolean>> = {
   history: false,
   index: false,
   terms: false,
+  runEnds: false,
   taskTerms: false,
   openTerms: false,
   pendingTerms: false,

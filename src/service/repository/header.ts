@@ -34,11 +34,14 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * the pending list is kept in the order checkpoints are made (`pendingList`,
  * `tq`), not by task (`tp`): a release before it would find the entries
  * neither for search nor to merge them; what format 4 left in `tp` is listed
- * first, merged and cleared. An earlier tenant is raised to 5 when this
- * version first writes to it, so an earlier release stops writing to it;
- * what that release wrote is still read (and its expiry entries cleared).
+ * first, merged and cleared. 6: a run of a word that ends is ended under
+ * its task (`runEnds`, `tc`), its key under the word left saying open; a
+ * release before it would take such a run as reaching the task's newest
+ * checkpoint. An earlier tenant is raised to 6 when this version first
+ * writes to it, so an earlier release stops writing to it; what that release
+ * wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 5;
+export const STORE_FORMAT = 6;
 
 export interface StoreHeader {
   format: number;

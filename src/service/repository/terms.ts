@@ -84,7 +84,7 @@ export class TermRows {
 
   constructor(
     private readonly tx: Transaction,
-    private readonly spaces: { terms: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace; pendingList: Subspace },
+    private readonly spaces: { terms: Subspace; runEnds: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace; pendingList: Subspace },
     private readonly codecs: Codecs,
     private readonly sealing: Sealing | undefined,
     tenant: string,
@@ -145,7 +145,7 @@ export class TermRows {
       for (const [word, start] of open) {
         if (words.has(word)) next.set(word, start);
         else {
-          this.tx.set(await this.openKey(word, taskId, start), this.lastValue(entry.previous!));
+          this.close(await this.openWord(word, taskId, start), taskId, start, entry.previous!);
           changed = true;
         }
       }
@@ -153,6 +153,7 @@ export class TermRows {
       const started: string[] = [];
       for (const word of words) {
         if (next.has(word)) continue;
+        // A position merged for the first time: no run has ended under the task there.
         this.tx.set(this.runKey(word, taskId, at), OPEN);
         started.push(word);
         next.set(word, at);
@@ -190,7 +191,7 @@ export class TermRows {
     const at = positionOf(checkpoint);
     const words = [...this.wordsOf(checkpoint)];
     const last = this.lastValue(at);
-    for (const word of words) this.tx.set(this.runKey(word, checkpoint.taskId, at), last);
+    for (const word of words) this.setRun(word, checkpoint.taskId, at, last);
     if (words.length > 0) this.listStarts(checkpoint.taskId, at, words, []);
   }
 
@@ -225,24 +226,26 @@ export class TermRows {
       const key = this.runKey(word, taskId, at);
       const run = await this.tx.get(key);
       if (run === undefined) continue;
-      const last = isOpen(run) ? (newest ? at : undefined) : lastOf(decodeWith<string[]>(this.codecs.terms, run, EMPTY));
+      const ended = isOpen(run) ? await this.endOf(word, taskId, at) : lastOf(decodeWith<string[]>(this.codecs.terms, run, EMPTY));
+      const last = ended ?? (newest ? at : undefined);
       if (last === undefined || comparePositions(last, at) !== 0) continue;
       this.tx.clear(key);
+      this.tx.clear(this.endKey(word, taskId, at));
       dropped.add(word);
     }
     // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
     const fresh = gained.filter((word) => !starting.has(word));
     if (!newest) {
-      for (const word of fresh) this.tx.set(this.runKey(word, taskId, at), this.lastValue(at));
+      for (const word of fresh) this.setRun(word, taskId, at, this.lastValue(at));
     } else {
       const open = new Map(await this.openRuns(taskId));
       for (const [word, start] of open) {
         if (now.has(word)) continue;
-        if (!dropped.has(word)) this.tx.set(await this.openKey(word, taskId, start), this.lastValue(at));
+        if (!dropped.has(word)) this.close(await this.openWord(word, taskId, start), taskId, start, at);
         open.delete(word);
       }
       for (const word of gained) {
-        this.tx.set(this.runKey(word, taskId, at), OPEN);
+        this.open(word, taskId, at);
         open.set(word, at);
       }
       this.writeOpenRuns(taskId, open);
@@ -270,7 +273,11 @@ export class TermRows {
       this.tx.clear(row.key);
       cleared += 1;
     }
-    if (rows.length < limit) this.tx.clear(this.spaces.openTerms.pack(taskId));
+    if (rows.length < limit) {
+      this.tx.clear(this.spaces.openTerms.pack(taskId));
+      const ends = this.spaces.runEnds.range(taskId);
+      this.tx.clearRange(ends.begin, ends.end);
+    }
     return { cleared, done: rows.length < limit };
   }
 
@@ -289,6 +296,10 @@ export class TermRows {
       const run = await this.tx.get(from);
       this.tx.clear(from);
       if (run !== undefined) this.tx.set(this.runKey(moved[i]!, taskId, start), Buffer.from(run));
+      const endFrom = this.endKey(word, taskId, start);
+      const end = await this.tx.get(endFrom);
+      this.tx.clear(endFrom);
+      if (end !== undefined) this.tx.set(this.endKey(moved[i]!, taskId, start), Buffer.from(end));
     }
     this.tx.set(key, this.codecs.taskTerms.encode(moved.join('\n'), EMPTY));
   }
@@ -299,10 +310,14 @@ export class TermRows {
     const { begin, end } = terms.range(word);
     const rows = await this.tx.getRange(begin, end, { limit: limit + 1 });
     if (rows.length > limit) return undefined;
-    return rows.map((row) => {
+    const runs = rows.map((row) => {
       const [, taskId, createdAt, checkpointId] = (unpackStrings(row.key, terms.prefix.length) ?? terms.unpack(row.key)) as [string, string, string, string];
       return { taskId, start: { createdAt, checkpointId }, last: isOpen(row.value) ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
     });
+    // A run whose key says open may have ended under its task (`close`): point reads, side by side.
+    const ends = await Promise.all(runs.map((run) => (run.last === undefined ? this.endOf(word, run.taskId, run.start) : undefined)));
+    for (const [i, end] of ends.entries()) if (end !== undefined) runs[i]!.last = end;
+    return runs;
   }
 
   /** The stored row of a task's open runs (value undefined: none), as the merge thread reads it. */
@@ -391,10 +406,43 @@ export class TermRows {
    * (before encryption was turned on) may have had its run moved to the blind
    * spelling by a re-blinding pass that has not reached the open runs yet.
    */
-  private async openKey(word: string, taskId: string, start: IndexPosition): Promise<Buffer> {
-    if (this.sealing === undefined || word.startsWith('~')) return this.runKey(word, taskId, start);
-    const blind = this.runKey(this.sealing.blind(word), taskId, start);
-    return (await this.tx.get(blind)) !== undefined ? blind : this.runKey(word, taskId, start);
+  private async openWord(word: string, taskId: string, start: IndexPosition): Promise<string> {
+    if (this.sealing === undefined || word.startsWith('~')) return word;
+    const blind = this.sealing.blind(word);
+    return (await this.tx.get(this.runKey(blind, taskId, start))) !== undefined ? blind : word;
+  }
+
+  /** Opens a run: its key under the word, open, and no end under the task (one an earlier run there left is cleared). */
+  private open(word: string, taskId: string, start: IndexPosition): void {
+    this.tx.set(this.runKey(word, taskId, start), OPEN);
+    this.tx.clear(this.endKey(word, taskId, start));
+  }
+
+  /** A run written closed at once, its end in its own value (a checkpoint placed or changed behind the newest). */
+  private setRun(word: string, taskId: string, start: IndexPosition, last: Buffer): void {
+    this.tx.set(this.runKey(word, taskId, start), last);
+    this.tx.clear(this.endKey(word, taskId, start));
+  }
+
+  /**
+   * Ends an open run at `last`: under the task (`runEnds`), beside the
+   * task's other ends, rather than in the run's own key under the word,
+   * which a merge would otherwise rewrite on a leaf of its own for every
+   * word a checkpoint drops (`runs` reads it back).
+   */
+  private close(word: string, taskId: string, start: IndexPosition, last: IndexPosition): void {
+    this.tx.set(this.endKey(word, taskId, start), this.lastValue(last));
+  }
+
+  /** Where a run whose key says open ended, if it did. */
+  private async endOf(word: string, taskId: string, start: IndexPosition): Promise<IndexPosition | undefined> {
+    const value = await this.tx.get(this.endKey(word, taskId, start));
+    return value === undefined ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, value, EMPTY));
+  }
+
+  private endKey(word: string, taskId: string, start: IndexPosition): Buffer {
+    // By start, then word: the runs a checkpoint's words leave mostly started together (a step's words come and go together), so their ends fall side by side.
+    return this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, word);
   }
 
   private runKey(word: string, taskId: string, start: IndexPosition): Buffer {

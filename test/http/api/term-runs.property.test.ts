@@ -138,11 +138,19 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           async (tx) => (await tx.getRange(keyspaceOf('default').terms.range().begin, keyspaceOf('default').terms.range().end)).map((row) => ({ parts: keyspaceOf('default').terms.unpack(row.key) as string[], value: row.value })),
           { readOnly: true },
         );
+        // Where a run whose key says open ended, under its task: (task, startAt, startId, word) → [lastAt, lastId].
+        const ends = new Map(
+          (await t.store.transact((tx) => tx.getRange(keyspaceOf('default').runEnds.range().begin, keyspaceOf('default').runEnds.range().end), { readOnly: true })).map((row) => {
+            const [task, startAt, startId, word] = keyspaceOf('default').runEnds.unpack(row.key) as string[];
+            return [`${word}\u0000${task}\u0000${startAt} ${startId}`, decodeValue(row.value) as string[]];
+          }),
+        );
         // A word's runs in one task never overlap: a run that starts inside another would be a checkpoint merged twice.
         const byWordTask = new Map<string, { start: string; last: string | undefined }[]>();
         for (const { parts, value } of runs) {
           const [word, task, startAt, startId] = parts as [string, string, string, string];
-          const last = decodeValue(value) as string[];
+          const own = decodeValue(value) as string[];
+          const last = own.length === 2 ? own : (ends.get(`${word}\u0000${task}\u0000${startAt} ${startId}`) ?? own);
           const list = byWordTask.get(`${word}\u0000${task}`) ?? [];
           list.push({ start: `${startAt} ${startId}`, last: last.length === 2 ? `${last[0]} ${last[1]}` : undefined });
           byWordTask.set(`${word}\u0000${task}`, list);
@@ -151,11 +159,11 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           const open = list.filter((run) => run.last === undefined);
           expect(open.length, where).toBeLessThanOrEqual(1);
         }
-        const { terms, taskTerms, openTerms, pendingTerms, pendingList } = keyspaceOf('default');
+        const { terms, runEnds, taskTerms, openTerms, pendingTerms, pendingList } = keyspaceOf('default');
         const keys = await t.store.transact(
           async (tx) => {
             const rows = [];
-            for (const space of [terms, taskTerms, openTerms, pendingTerms, pendingList]) rows.push(...(await tx.getRange(space.range().begin, space.range().end)).map((row) => space.unpack(row.key)));
+            for (const space of [terms, runEnds, taskTerms, openTerms, pendingTerms, pendingList]) rows.push(...(await tx.getRange(space.range().begin, space.range().end)).map((row) => space.unpack(row.key)));
             return rows;
           },
           { readOnly: true },
