@@ -32,7 +32,8 @@
  *
  * As root, with `FDB_CLUSTER_FILE` (the client library's setup; the
  * scenarios make their own cluster) and `FDB_SERVER_BIN`; skipped with the
- * reason otherwise.
+ * reason otherwise, and failed with it under `BATON_REQUIRE_FDB=1`
+ * (`npm run test:partition`).
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,6 +61,13 @@ const skip =
     () => 'the FoundationDB client (libfdb_c and the npm package foundationdb) is not installed',
   ));
 if (skip !== undefined) console.log(`partition scenarios skipped: ${skip}`);
+
+// `npm run test:partition` fails loudly where the scenarios cannot run, as `npm run test:fdb` does without a cluster.
+describe.runIf(skip !== undefined && process.env.BATON_REQUIRE_FDB === '1')('partitions with real networks', () => {
+  it('need root, a FoundationDB server binary and the client library', () => {
+    throw new Error(`BATON_REQUIRE_FDB=1, but ${skip}.`);
+  });
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
