@@ -181,6 +181,8 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
     const ids: string[] = [];
     for (let cursor: string | undefined, more = true; more; ) {
       const page = await call(clients[0]!, targets[0]!.url, 'GET', `/v1/tasks/${taskId}/checkpoints?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      // A task none of whose writes applied (each unanswered or refused) has no history: 404.
+      if (page.status === 404 && ids.length === 0) return [];
       expect(page.status, `history of ${taskId}`).toBe(200);
       ids.push(...(page.json.items as { id: string }[]).map((c) => c.id));
       cursor = page.json.nextCursor as string | undefined;
@@ -228,7 +230,7 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
     expect(violations).toEqual([]);
     expect(figures.lost).toBe(0);
     expect(figures.duplicated).toBe(0);
-    for (const taskId of tasks) {
+    for (const taskId of tasks.filter((task) => final.get(task)!.length > 0)) {
       const verified = await call(clients[1]!, targets[1]!.url, 'GET', `/v1/tasks/${taskId}/audit/verify`);
       expect(verified.json, `audit chain of ${taskId}`).toMatchObject({ ok: true });
     }
