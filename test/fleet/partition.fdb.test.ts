@@ -176,19 +176,25 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
   const recovered = ({ readyMs, drainedMs }: { readyMs: number[]; drainedMs: number }, instances: readonly number[]): string =>
     `store reached again ${instances.map((i) => seconds(readyMs[i] ?? drainedMs)).join(' / ')} after the heal, queues empty after ${seconds(drainedMs)}`;
 
-  /** Every checkpoint id a task lists, read through a healthy instance. */
-  async function listed(taskId: string): Promise<string[]> {
-    const ids: string[] = [];
+  interface Listed {
+    id: string;
+    parentId?: string;
+    labels?: { create?: number };
+  }
+
+  /** Every checkpoint a task lists, read through a healthy instance. */
+  async function listed(taskId: string): Promise<Listed[]> {
+    const items: Listed[] = [];
     for (let cursor: string | undefined, more = true; more; ) {
       const page = await call(clients[0]!, targets[0]!.url, 'GET', `/v1/tasks/${taskId}/checkpoints?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       // A task none of whose writes applied (each unanswered or refused) has no history: 404.
-      if (page.status === 404 && ids.length === 0) return [];
+      if (page.status === 404 && items.length === 0) return [];
       expect(page.status, `history of ${taskId}`).toBe(200);
-      ids.push(...(page.json.items as { id: string }[]).map((c) => c.id));
+      items.push(...(page.json.items as Listed[]));
       cursor = page.json.nextCursor as string | undefined;
       more = cursor !== undefined;
     }
-    return ids;
+    return items;
   }
 
   async function deadLetters(): Promise<{ id: string; checkpointId: string; error: { code: string } }[]> {
@@ -204,9 +210,11 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
   }
 
   /**
-   * Once healed and replayed: the history against what the cluster holds,
-   * every chain verifying, every patched checkpoint at its promised version,
-   * every handoff there, every process alive; prints the scenario's figures.
+   * Once healed and replayed: prints the scenario's figures, then checks the
+   * history against what the cluster holds, each create request made once
+   * at most, each handoff's acknowledger, every chain verifying, every
+   * patched checkpoint at its promised version, every queued create as its
+   * 202 promised, no dead letter but those expected, every process alive.
    */
   async function verify(
     name: string,
@@ -215,22 +223,48 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
     started: { at: number; dead: Set<string> },
     extra: { history?: Recorded[]; tasks?: string[]; dead?: [string, string][]; note?: string } = {},
   ): Promise<void> {
+    const duration = ((Date.now() - started.at) / 1000).toFixed(1);
     const history = [...load.history, ...(extra.history ?? [])];
     const tasks = [...new Set([...load.tasks, ...(extra.tasks ?? [])])];
-    const final = new Map<string, string[]>();
-    for (const taskId of tasks) final.set(taskId, await listed(taskId));
+    const lists = new Map<string, Listed[]>();
+    for (const taskId of tasks) lists.set(taskId, await listed(taskId));
+    const final = new Map([...lists].map(([taskId, items]) => [taskId, items.map((c) => c.id)]));
     const { violations, figures } = checkHistory(history, final);
-    const duration = ((Date.now() - started.at) / 1000).toFixed(1);
-    const queued = history.filter((r) => r.op.status === 202).length;
-    console.log(
-      `partition scenario ${name}: operations ${figures.operations}, cuts ${cuts}, acknowledged ${figures.acknowledged} (${queued} queued, 202), ` +
-        `unanswered ${figures.unanswered}, lost ${figures.lost}, duplicated ${figures.duplicated}, duration ${duration} s${extra.note ? `; ${extra.note}` : ''}`,
+    // Every create request, answered or not, made one checkpoint at most (a handoff's child carries its parent's labels: it has a parent).
+    const made = new Map<number, number>();
+    for (const item of [...lists.values()].flat()) if (item.parentId === undefined && item.labels?.create !== undefined) made.set(item.labels.create, (made.get(item.labels.create) ?? 0) + 1);
+    // Every handoff is there; its acknowledger is the agent whose acknowledgment was answered 200, or, when none was, one whose answer never came.
+    const handoffs = await Promise.all(
+      [...load.handoffs].map(async (handoffId) => {
+        const read = await call(clients[0]!, targets[0]!.url, 'GET', `/v1/handoffs/${handoffId}`);
+        const acks = history.flatMap(({ op }) => (op.kind === 'ack' && op.handoffId === handoffId ? [op] : []));
+        return {
+          handoffId,
+          status: read.status,
+          by: (read.json.acknowledgedBy as { agentId: string } | undefined)?.agentId,
+          winner: acks.find((op) => op.status === 200)?.agentId,
+          unknown: acks.filter((op) => op.status === undefined || op.status === 503).map((op) => op.agentId),
+        };
+      }),
     );
+    const ackedUnanswered = handoffs.filter((h) => h.winner === undefined && h.by !== undefined).length;
+    console.log(
+      `partition scenario ${name}: operations ${figures.operations}, cuts ${cuts}, acknowledged ${figures.acknowledged} (${history.filter((r) => r.op.status === 202).length} queued, 202), ` +
+        `unanswered ${figures.unanswered} (applied all the same: ${[...load.unanswered].filter((n) => made.has(n)).length} of ${load.unanswered.size} creates, ${ackedUnanswered} acknowledgments), ` +
+        `lost ${figures.lost}, duplicated ${figures.duplicated}, duration ${duration} s${extra.note ? `; ${extra.note}` : ''}`,
+    );
+
     expect(load.unexpected).toEqual([]);
     expect(violations).toEqual([]);
     expect(figures.lost).toBe(0);
     expect(figures.duplicated).toBe(0);
-    for (const taskId of tasks.filter((task) => final.get(task)!.length > 0)) {
+    expect([...made].filter(([, count]) => count > 1), 'create requests that made more than one checkpoint').toEqual([]);
+    for (const h of handoffs) {
+      expect(h.status, `handoff ${h.handoffId}`).toBe(200);
+      if (h.winner !== undefined) expect(h.by, `acknowledger of ${h.handoffId}`).toBe(h.winner);
+      else if (h.by !== undefined) expect(h.unknown, `acknowledger of ${h.handoffId}`).toContain(h.by);
+    }
+    for (const taskId of tasks.filter((task) => lists.get(task)!.length > 0)) {
       const verified = await call(clients[1]!, targets[1]!.url, 'GET', `/v1/tasks/${taskId}/audit/verify`);
       expect(verified.json, `audit chain of ${taskId}`).toMatchObject({ ok: true });
     }
@@ -246,7 +280,6 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
       const read = await call(clients[0]!, targets[0]!.url, 'GET', `/v1/checkpoints/${id}?version=1`);
       expect({ hash: (read.json.compliance as { hash?: string } | undefined)?.hash, createdAt: read.json.createdAt }, `queued checkpoint ${id} as its 202 promised`).toEqual({ hash, createdAt });
     }
-    for (const handoffId of load.handoffs) expect((await call(clients[0]!, targets[0]!.url, 'GET', `/v1/handoffs/${handoffId}`)).status, `handoff ${handoffId}`).toBe(200);
     // Only the writes a scenario expects refused on replay are dead letters; every other queued write applied.
     const dead = (await deadLetters()).filter((d) => !started.dead.has(d.id));
     expect(dead.map((d) => [d.checkpointId, d.error.code])).toEqual(extra.dead ?? []);
@@ -291,7 +324,7 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
     const epoch = lease.json.epoch as number;
     const leases: Recorded[] = [{ instance: 0, invokedAt: lease.invokedAt, op: { kind: 'lease', taskId: fenceTask, agentId: 'fence-holder', status: 201, epoch } }];
     const fenceHeaders = { 'baton-lease-epoch': String(epoch) };
-    expect(await load.create(cut, fenceTask, 'fence-holder', 0, fenceHeaders)).toBeDefined();
+    expect(await load.create(cut, fenceTask, 'fence-holder', -1, fenceHeaders)).toBeDefined();
 
     const cutAt = Date.now();
     topology!.cut('baton-0', 'both', 'fdb');
@@ -328,7 +361,7 @@ describe.skipIf(skip !== undefined)(skip === undefined ? 'partitions with real n
     await load.stop();
     await settled();
     expect((await call(clients[1]!, targets[1]!.url, 'GET', `/v1/checkpoints/${promised}`)).status).toBe(404);
-    expect(await listed(fenceTask)).not.toContain(promised);
+    expect((await listed(fenceTask)).map((c) => c.id)).not.toContain(promised);
 
     const degraded = degradedThroughout(samples, cutAt);
     const queued = load.history.filter((r) => r.instance === 0 && r.op.status === 202 && r.invokedAt >= cutAt && r.invokedAt <= healedAt);

@@ -156,6 +156,8 @@ export class Load {
   readonly handoffs = new Set<string>();
   /** What each queued create's 202 promised: the checkpoint's hash and `createdAt`, kept whatever else is written meanwhile (DESIGN §10). */
   readonly promised = new Map<string, { hash: string; createdAt: string }>();
+  /** The `create` labels of the creates that went unanswered: each may have applied, once at most. */
+  readonly unanswered = new Set<number>();
   /** Per patched checkpoint: the last version an answer acknowledged, and whether a later patch's outcome is unknown. */
   readonly versions = new Map<string, { acknowledged: number; unknownAfter: boolean }>();
   private stopped = false;
@@ -216,10 +218,12 @@ export class Load {
   /** A create; answers the checkpoint and its version when acknowledged. */
   async create(target: Target, taskId: string, agentId: string, n: number, headers: Record<string, string> = {}): Promise<{ id: string; version: number } | undefined> {
     this.tasks.add(taskId);
-    const body = { taskId, agentId, executionState: { phase: 'implementing', completedItems: [`step ${n} done`], pendingItems: [`step ${n + 1}`] }, labels: { instance: target.index, n } };
+    // `create` names the request: each is made at most once, answered or not.
+    const body = { taskId, agentId, executionState: { phase: 'implementing', completedItems: [`step ${n} done`], pendingItems: [`step ${n + 1}`] }, labels: { instance: target.index, create: n } };
     const reply = await call(target.client, target.url, 'POST', '/v1/checkpoints', { body, headers });
     const id = reply.status === 202 ? (reply.json.checkpointId as string | undefined) : reply.status === 201 ? (reply.json.id as string | undefined) : undefined;
     this.record(target.index, reply, { kind: 'create', taskId, ...(reply.status !== undefined ? { status: reply.status } : {}), ...(id !== undefined ? { checkpointId: id } : {}) });
+    if (reply.status === undefined) this.unanswered.add(n);
     this.check('create', `create in ${taskId} through instance ${target.index}`, reply);
     const queued = reply.status === 202 ? (reply.json.checkpoint as { createdAt: string; compliance: { hash: string } } | undefined) : undefined;
     if (id !== undefined && queued !== undefined) this.promised.set(id, { hash: queued.compliance.hash, createdAt: queued.createdAt });
@@ -230,7 +234,7 @@ export class Load {
   /** A patch of the worker's own checkpoint; answers it with its new version, or nothing when the version is no longer known. */
   private async patch(target: Target, own: { id: string; version: number }, n: number): Promise<{ id: string; version: number } | undefined> {
     const reply = await call(target.client, target.url, 'PATCH', `/v1/checkpoints/${own.id}`, {
-      body: { executionState: { currentFocus: `step ${n}` }, labels: { n } },
+      body: { executionState: { currentFocus: `step ${n}` }, labels: { patch: n } },
       headers: { 'content-type': 'application/merge-patch+json', 'if-match': `"${own.version}"` },
     });
     const version = reply.status === 200 || reply.status === 202 ? versionOf(reply) : undefined;
