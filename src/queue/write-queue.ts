@@ -12,6 +12,12 @@
  * each checkpoint it touches, the commands still to apply, and lays them over
  * the stored version (or over the queued create).
  *
+ * A write sent again with its Idempotency-Key while the first is still in
+ * the queue (a client that timed out before the 202 and retried) is answered
+ * the first 202, with the ids it promised, and not queued twice: the second
+ * copy would apply nothing on replay, so the ids its own 202 promised would
+ * never exist.
+ *
  * @module
  */
 import type { Checkpoint } from '../domain/checkpoint.js';
@@ -22,6 +28,7 @@ import { applyQueueable, checkpointOf, queueableCommandSchema, type QueueableCom
 import { AppError } from '../errors.js';
 import { refused } from '../service/checkpoint-writes.js';
 import type { QueuePort } from '../service/context.js';
+import { present } from '../service/invariants.js';
 import { Journal, type JournalOptions } from './journal.js';
 
 /** One accepted write as the journal keeps it. */
@@ -56,6 +63,13 @@ function readQueued(value: unknown, index: number): QueuedRecord {
   );
 }
 
+/**
+ * How many keys of applied client writes the queue remembers, for retries
+ * that arrive after their write applied while its task still has writes
+ * queued: a retry comes within seconds of its first attempt.
+ */
+const REPLAYED_KEYS = 10_000;
+
 /** Ids are scoped by tenant: one tenant's queued writes are invisible to another. */
 function scoped(tenant: string, id: string): string {
   return `${tenant}\u0000${id}`;
@@ -67,6 +81,15 @@ export class WriteQueue implements QueuePort {
   private readonly checkpoints = new Map<string, number>();
   /** Checkpoints known only to the queue: a queued create, with the task it belongs to. */
   private readonly taskOfQueued = new Map<string, string>();
+  /**
+   * Writes with a client's Idempotency-Key in the queue, by tenant and
+   * operation id: the request's fingerprint, and the 202 it was answered
+   * (absent for writes read back from the journal at start: worked out again
+   * when a retry asks).
+   */
+  private readonly keyed = new Map<string, { fingerprint: string; answer?: Promise<Queued> }>();
+  /** The keys of client writes this queue has applied, the newest last, at most {@link REPLAYED_KEYS}. */
+  private readonly replayedKeys = new Set<string>();
   /** A write was refused as `queue_full` and nothing has left the queue since. */
   private refusedFull = false;
   /** Whether the journal's disk refused the last append for want of room. */
@@ -81,7 +104,11 @@ export class WriteQueue implements QueuePort {
   ) {
     this.disk = new FullDisk(dir);
     this.pending = pending.map((record, index) => readQueued(record, index));
-    for (const record of this.pending) this.count(record, +1);
+    for (const record of this.pending) {
+      this.count(record, +1);
+      const { command } = record;
+      if (command.idempotency === 'client') this.keyed.set(scoped(command.actor.tenant, command.operationId), { fingerprint: command.fingerprint });
+    }
   }
 
   static async open(options: WriteQueueOptions): Promise<{ queue: WriteQueue; cut: number }> {
@@ -124,6 +151,16 @@ export class WriteQueue implements QueuePort {
     return (taskId !== undefined && this.tasks.has(scoped(tenant, taskId))) || (checkpointId !== undefined && this.checkpoints.has(scoped(tenant, checkpointId)));
   }
 
+  /**
+   * Whether this queue applied the client's write under `operationId` (one of
+   * the last {@link REPLAYED_KEYS}): a retry of it must not queue behind the
+   * task's other writes, where it would be promised new ids that its replay,
+   * finding the key used, would never create; the store answers it.
+   */
+  replayed(tenant: string, operationId: string): boolean {
+    return this.replayedKeys.has(scoped(tenant, operationId));
+  }
+
   /** The task of a checkpoint created in the queue, for writes that name only the checkpoint. */
   taskOf(tenant: string, checkpointId: string): string | undefined {
     return this.taskOfQueued.get(scoped(tenant, checkpointId));
@@ -138,7 +175,15 @@ export class WriteQueue implements QueuePort {
   done(count: number): void {
     const records = this.pending.splice(0, count);
     if (records.length === 0) return;
-    for (const record of records) this.count(record, -1);
+    for (const record of records) {
+      this.count(record, -1);
+      if (record.command.idempotency !== 'client') continue;
+      // Applied: a retry of its key is the store's to answer, from the key's record (`replayed`).
+      const key = scoped(record.command.actor.tenant, record.command.operationId);
+      this.keyed.delete(key);
+      this.replayedKeys.add(key);
+      if (this.replayedKeys.size > REPLAYED_KEYS) this.replayedKeys.delete(this.replayedKeys.values().next().value!);
+    }
     this.refusedFull = false;
     // The journal counts applied records itself: only it knows whether an append in flight kept the log from emptying.
     this.journal.markApplied(records.length);
@@ -155,10 +200,28 @@ export class WriteQueue implements QueuePort {
   /**
    * Accepts `command` for later: checks what can be checked without the
    * store (against the queued version when the checkpoint is the queue's
-   * own), appends it, and answers once it is on disk.
+   * own), appends it, and answers once it is on disk. A retry of a client's
+   * Idempotency-Key whose first write is still queued gets the first answer
+   * (422 `idempotency_key_reused` with another request) and adds nothing.
    */
   async enqueue(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued> {
-    const answer = this.answer(command);
+    if (command.idempotency !== 'client') return this.append(command, taskId, now);
+    const key = scoped(command.actor.tenant, command.operationId);
+    const first = this.keyed.get(key);
+    if (first !== undefined) {
+      if (first.fingerprint !== command.fingerprint) throw new AppError('idempotency_key_reused');
+      first.answer ??= Promise.resolve(this.answerAgain(key));
+      return first.answer;
+    }
+    // Held from before the append, so that a retry arriving while it is on its way to disk waits for its answer.
+    const answer = this.append(command, taskId, now);
+    this.keyed.set(key, { fingerprint: command.fingerprint, answer });
+    answer.catch(() => this.keyed.delete(key));
+    return answer;
+  }
+
+  private async append(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued> {
+    const answer = this.answer(command, this.pending.length);
     const record: QueuedRecord = { enqueuedAt: now, ...(taskId !== undefined ? { taskId } : {}), command };
     const bytes = this.journal.encode(record);
     if (this.journal.bytes + bytes.length > this.maxBytes) {
@@ -181,10 +244,17 @@ export class WriteQueue implements QueuePort {
     return answer;
   }
 
-  /** The checkpoint with the writes queued for it laid over `base` (the stored version, or none for a queued create). */
-  overlay(tenant: string, checkpointId: string, base: Checkpoint | undefined): Checkpoint | undefined {
+  /** The answer of a keyed write read back from the journal at start, worked out from the writes queued before it. */
+  private answerAgain(key: string): Queued {
+    const index = this.pending.findIndex(({ command }) => scoped(command.actor.tenant, command.operationId) === key);
+    return this.answer(present(this.pending[index], 'a keyed write is in the queue until it is applied').command, index);
+  }
+
+  /** The checkpoint with the writes queued for it (the first `upTo` of them) laid over `base` (the stored version, or none for a queued create). */
+  overlay(tenant: string, checkpointId: string, base: Checkpoint | undefined, upTo = this.pending.length): Checkpoint | undefined {
     let current = base;
-    for (const { command } of this.pending) {
+    for (let i = 0; i < upTo; i++) {
+      const { command } = this.pending[i]!;
       if (command.actor.tenant !== tenant || checkpointOf(command) !== checkpointId) continue;
       const next = applyQueueable(current, command);
       // A write that will not apply (it will be dead-lettered) leaves the view as it was.
@@ -202,11 +272,12 @@ export class WriteQueue implements QueuePort {
     return this.journal.close();
   }
 
-  private answer(command: QueueableCommand): Queued {
+  /** What the 202 of `command` says, queued after the first `upTo` writes. */
+  private answer(command: QueueableCommand, upTo: number): Queued {
     const checkpointId = checkpointOf(command);
     const base: Queued = { queued: true, operationId: command.operationId, checkpointId };
     if (command.kind === 'handoff.start') base.handoffId = command.handoffId;
-    const known = command.kind === 'checkpoint.create' ? undefined : this.overlay(command.actor.tenant, checkpointId, undefined);
+    const known = command.kind === 'checkpoint.create' ? undefined : this.overlay(command.actor.tenant, checkpointId, undefined, upTo);
     if (command.kind !== 'checkpoint.create' && known === undefined) {
       // The checkpoint is in the store: only If-Match tells the version this write will make.
       const ifMatch = 'ifMatch' in command ? command.ifMatch : undefined;

@@ -55,6 +55,7 @@ export interface CommitNotifier {
 export interface QueuePort {
   readonly depth: number;
   holds(tenant: string, taskId: string | undefined, checkpointId: string | undefined): boolean;
+  replayed(tenant: string, operationId: string): boolean;
   touches(tenant: string, checkpointId: string): boolean;
   taskOf(tenant: string, checkpointId: string): string | undefined;
   enqueue(command: QueueableCommand, taskId: string | undefined, now: string): Promise<Queued>;

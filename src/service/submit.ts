@@ -3,7 +3,8 @@
  * when it answers; to the queue when the store stays unavailable after its
  * retries, or when the write's task (or checkpoint) already has writes
  * waiting in the queue, so that each task's writes apply in the order they
- * were accepted.
+ * were accepted. A client's retry of a write the queue holds gets the first
+ * 202 from the queue; of one the queue has applied, the store's answer.
  *
  * @module
  */
@@ -22,7 +23,8 @@ export async function submit<C extends QueueableCommand>(ctx: ServiceContext, co
   if (queue.depth > 0) {
     // Writes wait: find this one's task, so it queues behind its task's writes rather than overtaking them.
     taskId ??= await snapshot(ctx, tenant, (repo) => repo.checkpoints.taskOf(checkpointId)).catch(() => undefined);
-    if (queue.holds(tenant, taskId, checkpointId)) return enqueue(ctx, command, taskId);
+    // A retried key whose first write the queue has applied is answered from the store's record of the key: it writes nothing, so it overtakes nothing.
+    if (queue.holds(tenant, taskId, checkpointId) && !(command.idempotency === 'client' && queue.replayed(tenant, command.operationId))) return enqueue(ctx, command, taskId);
   }
   try {
     return await execute(ctx, command);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOKENS } from './app.js';
-import { startServer } from './server.js';
+import { startServer, type Launcher } from './server.js';
 
 export interface RunningServer {
   child: ChildProcess;
@@ -26,8 +26,12 @@ export function removeDir(dir: string | undefined): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Starts `src/main.ts` on `dataDir` with the test tokens; rejects when it is not listening within `timeoutMs`. */
-export async function startBaton(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000, args: readonly string[] = []): Promise<RunningServer> {
+/**
+ * Starts `src/main.ts` on `dataDir` with the test tokens, through `launch`
+ * (a plain `spawn` unless given: the partition scenarios start it inside a
+ * network namespace); rejects when it is not listening within `timeoutMs`.
+ */
+export async function startBaton(dataDir: string, env: Record<string, string> = {}, timeoutMs = 60_000, args: readonly string[] = [], launch?: Launcher): Promise<RunningServer> {
   const server = startServer(
     {
       BATON_DATA_DIR: dataDir,
@@ -35,6 +39,7 @@ export async function startBaton(dataDir: string, env: Record<string, string> = 
       ...env,
     },
     args,
+    launch,
   );
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

@@ -10,6 +10,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, startBaton, stopBaton, tempDataDir, type RunningServer } from './crash-server.js';
+import type { Launcher } from './server.js';
 
 export interface FleetOptions {
   /** How many instances; each gets its own port and queue directory. */
@@ -20,6 +21,14 @@ export interface FleetOptions {
   envOf?: (index: number) => Record<string, string>;
   /** Command-line flags for every instance (`--enable-fault-injection`). */
   args?: readonly string[];
+  /**
+   * A cluster of the caller's own instead of `FDB_CLUSTER_FILE`'s, which the
+   * caller removes whole: the fleet then leaves its keys there when it stops
+   * (the partition scenarios' cluster is not reachable from the test process).
+   */
+  clusterFile?: string;
+  /** How instance `index` is started (inside a network namespace); a plain spawn when absent. */
+  launcherOf?: (index: number) => Launcher;
 }
 
 export interface Instance {
@@ -28,6 +37,8 @@ export interface Instance {
   readonly pid: number;
   /** What the process printed so far. */
   output(): string;
+  /** Whether the process still runs (a partition must never end one). */
+  alive(): boolean;
 }
 
 export interface Fleet {
@@ -52,7 +63,7 @@ export function fleetStore(): { ok: true; clusterFile: string } | { ok: false; r
 
 /** Starts `options.size` instances over the FoundationDB cluster of `FDB_CLUSTER_FILE`, side by side. */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
-  const store = fleetStore();
+  const store: ReturnType<typeof fleetStore> = options.clusterFile !== undefined ? { ok: true, clusterFile: options.clusterFile } : fleetStore();
   if (!store.ok) throw new Error(store.reason);
   const prefix = `fleet-${randomUUID()}`;
   const root = tempDataDir('baton-fleet-');
@@ -77,9 +88,10 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     };
   };
   const launch = async (index: number, extra?: Record<string, string>): Promise<Instance> => {
-    const server = await startBaton(join(root, `instance-${index}`), envFor(index, extra), 60_000, options.args ?? []);
+    const server = await startBaton(join(root, `instance-${index}`), envFor(index, extra), 60_000, options.args ?? [], options.launcherOf?.(index));
     running[index] = server;
-    const instance: Instance = { index, url: server.url, pid: server.child.pid!, output: server.output };
+    const alive = (): boolean => server.child.exitCode === null && server.child.signalCode === null;
+    const instance: Instance = { index, url: server.url, pid: server.child.pid!, output: server.output, alive };
     instances[index] = instance;
     return instance;
   };
@@ -107,7 +119,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async stop() {
       await Promise.all(running.map((server) => stopBaton(server?.child)));
       removeDir(root);
-      await clearPrefix(store.clusterFile, prefix);
+      if (options.clusterFile === undefined) await clearPrefix(store.clusterFile, prefix);
     },
   };
 }

@@ -16,15 +16,19 @@
  * (the CI kernel has no sch_netem, classifiers or tc actions), and drop the
  * same packets.
  *
- * The partition scenarios (test/fleet/partition.socket.test.ts, to come)
- * put the FoundationDB server, N Baton instances and a client per instance
- * on nodes, record every operation's invocation and answer
- * (`history.ts`), and cut: one instance from the cluster mid-load; one from
- * its clients only; the cluster from everyone; a link flapping every few
- * hundred ms for a minute. They need root, `ip`, and a FoundationDB
- * server binary to start inside a namespace (`FDB_SERVER_BIN`, with
- * `FDB_CLUSTER_FILE` naming the client library's setup); `partitionSkipReason`
- * says which is missing.
+ * A cut between two named nodes only (`cut(name, how, peer)`) is made of
+ * blackhole routes in the two namespaces, and healed with the node's other
+ * cuts.
+ *
+ * The partition scenarios (`test/fleet/partition.fdb.test.ts`) put a
+ * FoundationDB server of their own (`netns-fdb.ts`), N Baton instances and
+ * a client per instance (`netns-client.ts`) on nodes, record every
+ * operation's invocation and answer (`history.ts`), and cut: one instance
+ * from the cluster mid-load, both ways and one way; one from its clients
+ * only; the cluster from everyone; a link flapping every few hundred ms for
+ * a minute. They need root, `ip`, and a FoundationDB server binary to start
+ * inside a namespace (`FDB_SERVER_BIN`, with `FDB_CLUSTER_FILE` naming the
+ * client library's setup); `partitionSkipReason` says which is missing.
  */
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -122,15 +126,22 @@ export class Topology {
     return child;
   }
 
-  /** Cuts the node's link: both ways, or only what it sends, or only what it receives. */
-  cut(name: string, how: Cut = 'both'): void {
+  /**
+   * Cuts the node's link: both ways, or only what it sends, or only what it
+   * receives. With `peer`, only between the two nodes (blackhole routes
+   * both ways for `both`): an instance cut from the cluster but not from
+   * its clients, or from its clients but not from the cluster.
+   */
+  cut(name: string, how: Cut = 'both', peer?: string): void {
     const node = this.nodes.get(name) ?? this.fail(name);
-    if (how === 'both') {
+    if (how === 'both' && peer === undefined) {
       ip('-n', this.switchNs, 'link', 'set', `b46n${this.run}p${node.index}`, 'down');
       return;
     }
-    const others = [...this.nodes.values()].filter((other) => other !== node);
-    const routes: [string, string][] = how === 'outbound' ? others.map((other) => [node.namespace, other.address]) : others.map((other) => [other.namespace, node.address]);
+    const others = peer === undefined ? [...this.nodes.values()].filter((other) => other !== node) : [this.nodes.get(peer) ?? this.fail(peer)];
+    const sent: [string, string][] = others.map((other) => [node.namespace, other.address]);
+    const received: [string, string][] = others.map((other) => [other.namespace, node.address]);
+    const routes = how === 'outbound' ? sent : how === 'inbound' ? received : [...sent, ...received];
     for (const [namespace, address] of routes) ip('-n', namespace, 'route', 'replace', 'blackhole', `${address}/32`);
     this.blackholes.set(name, [...(this.blackholes.get(name) ?? []), ...routes]);
   }
