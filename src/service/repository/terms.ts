@@ -402,9 +402,10 @@ export class TermRows {
   }
 
   /**
-   * The key of an open run. With encryption on, an open word written plain
-   * (before encryption was turned on) may have had its run moved to the blind
-   * spelling by a re-blinding pass that has not reached the open runs yet.
+   * The spelling an open run's key (and so its end) is stored under. With
+   * encryption on, an open word written plain (before encryption was turned
+   * on) may have had its run moved to the blind spelling by a re-blinding
+   * pass that has not reached the open runs yet.
    */
   private async openWord(word: string, taskId: string, start: IndexPosition): Promise<string> {
     if (this.sealing === undefined || word.startsWith('~')) return word;
