@@ -60,13 +60,17 @@ export async function runInTask<T>(
 
   const apply = async (repo: Repository): Promise<T> => {
     unchanged = false;
-    // Read in every write, not once per process: another instance may have raised the format since (DESIGN §10).
-    if ((await repo.header.ensure()) === undefined) throw new AppError('store_format_unsupported');
-    const existing = await repo.tasks.head(taskId);
+    // The header, the head and the tenant's settings are read side by side: over FoundationDB one round trip, not three.
+    // The header is looked at first all the same (DESIGN §10: read in every write, not once per process, since another
+    // instance may have raised the format): what a newer format wrote is not decoded before it is refused.
+    const header = repo.header.ensure();
+    const reads = Promise.all([repo.tasks.head(taskId), policyDefaults(ctx, repo)]);
+    reads.catch(() => undefined);
+    if ((await header) === undefined) throw new AppError('store_format_unsupported');
+    const [existing, defaults] = await reads;
     const head: TaskHead = existing ?? { taskId, seq: 0, audit: { seq: 0, hash: GENESIS_HASH }, createdAt: now, updatedAt: now };
     if (head.purging !== undefined && !PURGE_KINDS.has(command.kind)) throw new AppError('task_purging');
     if (FENCED.has(command.kind)) checkFencing(head, command.leaseEpoch, now);
-    const defaults = await policyDefaults(ctx, repo);
     const drafts: AuditDraft[] = [];
     const events: CloudEvent[] = [];
     const result = await change({
