@@ -58,7 +58,7 @@ export function scanBound(bound: Bound | undefined): { before: IndexPosition } |
 }
 
 /** Whether `position` lies within `bound`: older than it, or it when inclusive. */
-function within(position: IndexPosition, bound: Bound | undefined): boolean {
+export function within(position: IndexPosition, bound: Bound | undefined): boolean {
   if (bound === undefined) return true;
   const order = comparePositions(position, bound);
   return order < 0 || (order === 0 && bound.inclusive);

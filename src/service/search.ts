@@ -19,7 +19,9 @@ import type { Listed } from './checkpoint-reads.js';
 import { snapshot, type ServiceContext } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import {
+  comparePositions,
   filePaths,
+  IndexRows,
   indexTerm,
   labelTerm,
   fileWord,
@@ -33,7 +35,7 @@ import {
   type TermRun,
 } from './repository/repository.js';
 import { PENDING_LIMIT } from './indexer/limits.js';
-import { MAX_OPEN_RUNS, MAX_RUNS, mergeRuns, scanBound, type Bound, type LegacyIndex, type PageStop, type TimeRange } from './search-terms.js';
+import { MAX_OPEN_RUNS, MAX_RUNS, mergeRuns, scanBound, within, type Bound, type LegacyIndex, type PageStop, type TimeRange } from './search-terms.js';
 
 export interface SearchQuery {
   taskId?: string;
@@ -251,10 +253,10 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
     };
     const probes = plan.path !== undefined || plan.words !== undefined;
     const driver = probes ? await driverOf(repo, plan) : undefined;
-    // The probe of the runs is bounded by MAX_RUNS a word; the page's own reads get the whole budget after it.
-    const budget = repo.budget(probes);
-    const stop =
-      driver !== undefined ? await mergeRuns(repo, driver.runs, range, start, budget, consider, driver.legacy) : await scanIndex(repo, plan, range, start, budget, consider);
+    const scan = driver === undefined ? await indexPlanOf(repo, plan, range, start) : undefined;
+    // The probes (of the runs, bounded by MAX_RUNS a word; of the pending list, by PENDING_LIMIT) come first; the page's own reads get the whole budget after them.
+    const budget = repo.budget(probes || scan?.listed === true);
+    const stop = driver !== undefined ? await mergeRuns(repo, driver.runs, range, start, budget, consider, driver.legacy) : await scanIndex(repo, scan!, range, start, budget, consider);
     return { items, corrupt, stop };
   });
   ctx.metrics.checkpointReadLatency.observe({ operation: 'search' }, performance.now() - started);
@@ -268,39 +270,100 @@ export async function searchCheckpoints(ctx: ServiceContext, actor: Actor, query
   return page;
 }
 
+/** The index a page scans, with the waiting checkpoints to take in their places (newest first). */
+interface IndexPlan {
+  name: IndexName;
+  value: string;
+  waiting: IndexHit[];
+  /** Whether the pending list was read for it (a probe: the page's budget starts after it). */
+  listed: boolean;
+}
+
 /**
- * One index's entries newest first from `start`, in batches, each handed to
- * `consider`, until the page is full, the entries end or the read budget is
- * spent. The first batch is read whatever the budget, so every page makes
+ * What a page of `plan`'s index reads. A create writes only its `all` and
+ * `task` entries; the others wait in the pending list with its words until
+ * the indexer merges them (`indexes.ts`), so a scan of those reads the list
+ * beside the index, as `q` does, and a checkpoint is found the moment its
+ * create commits. A list longer than the indexer lets it grow
+ * ({@link PENDING_LIMIT}) is not read: the page scans `all` instead, which
+ * holds every checkpoint, and each record is checked.
+ */
+async function indexPlanOf(repo: Repository, plan: { name: IndexName; value: string }, range: TimeRange, start: Bound | undefined): Promise<IndexPlan> {
+  if (IndexRows.writtenAtCreate(plan.name)) return { ...plan, waiting: [], listed: false };
+  const waiting = await repo.terms.waiting(PENDING_LIMIT);
+  if (waiting === undefined) return { name: 'all', value: '', waiting: [], listed: true };
+  return { ...plan, waiting: waitingHits(repo, waiting, plan, range, start), listed: true };
+}
+
+/** The waiting checkpoints whose entries left to the merge hold `(name, value)`, within the range and the bound, newest first. */
+function waitingHits(repo: Repository, waiting: readonly PendingEntry[], plan: { name: IndexName; value: string }, range: TimeRange, start: Bound | undefined): IndexHit[] {
+  const hits: IndexHit[] = [];
+  for (const entry of waiting) {
+    const { createdAt, checkpointId } = entry.at;
+    if ((range.from !== undefined && createdAt < range.from) || (range.to !== undefined && createdAt > range.to) || !within(entry.at, start)) continue;
+    if (entry.index.some((deferred) => repo.index.holds(deferred, plan.name, plan.value))) hits.push({ createdAt, checkpointId, taskId: entry.taskId });
+  }
+  return hits.sort((a, b) => comparePositions(b, a));
+}
+
+/**
+ * One index's entries newest first from `start`, in batches, with `waiting`
+ * (entries not in the index yet, newest first) in their places, each handed
+ * to `consider`, until the page is full, the entries end or the read budget
+ * is spent. The first batch is read whatever the budget, so every page makes
  * progress; one more entry, its key kept back from the budget, tells whether
  * a next page can exist at all.
  */
 async function scanIndex(
   repo: Repository,
-  plan: { name: IndexName; value: string },
+  plan: IndexPlan,
   range: TimeRange,
   start: Bound | undefined,
   budget: ReadBudget,
   consider: (hit: IndexHit) => Promise<boolean>,
 ): Promise<PageStop> {
-  const { name, value } = plan;
+  const { name, value, waiting } = plan;
   let bound = start;
   let scanned = 0;
+  let next = 0;
+  const listed = new Set(waiting.map((hit) => hit.checkpointId));
   const stop = async (): Promise<PageStop> => {
+    if (next < waiting.length) return { resume: bound, exhausted: false };
     const rest = await repo.index.scan(name, value, { ...range, ...scanBound(bound), limit: 1 });
     return { resume: bound, exhausted: rest.length === 0 };
+  };
+  /** Hands one entry on; 'full' once the page is, 'spent' when the budget is. */
+  const visit = async (hit: IndexHit): Promise<'full' | 'spent' | undefined> => {
+    // Large records spend the bytes of the budget faster than its keys: checked per entry too.
+    if (scanned > 0 && !budget.allows(ENTRY_KEYS + 1)) return 'spent';
+    scanned += 1;
+    bound = { createdAt: hit.createdAt, checkpointId: hit.checkpointId, inclusive: false };
+    return (await consider(hit)) ? 'full' : undefined;
   };
   for (let first = true; ; first = false) {
     const room = first ? BATCH : Math.min(BATCH, Math.floor((budget.keysLeft() - 1) / ENTRY_KEYS));
     if (room <= 0) return stop();
     const hits = await repo.index.scan(name, value, { ...range, ...scanBound(bound), limit: room });
     for (const hit of hits) {
-      // Large records spend the bytes of the budget faster than its keys: checked per entry too.
-      if (scanned > 0 && !budget.allows(ENTRY_KEYS + 1)) return stop();
-      scanned += 1;
-      bound = { createdAt: hit.createdAt, checkpointId: hit.checkpointId, inclusive: false };
-      if (await consider(hit)) return stop();
+      while (next < waiting.length && comparePositions(waiting[next]!, hit) > 0) {
+        const outcome = await visit(waiting[next]!);
+        if (outcome === 'spent') return stop();
+        next += 1;
+        if (outcome === 'full') return stop();
+      }
+      // Merged since the list was read, or indexed both ways: considered once, in the list's place.
+      if (listed.has(hit.checkpointId)) continue;
+      const outcome = await visit(hit);
+      if (outcome !== undefined) return stop();
     }
-    if (hits.length < room) return { resume: bound, exhausted: true };
+    if (hits.length < room) {
+      while (next < waiting.length) {
+        const outcome = await visit(waiting[next]!);
+        if (outcome === 'spent') return stop();
+        next += 1;
+        if (outcome === 'full') return stop();
+      }
+      return { resume: bound, exhausted: true };
+    }
   }
 }

@@ -179,8 +179,7 @@ export class CheckpointRows {
     this.tx.set(idKey, this.codecs.ids.encode(checkpoint.taskId, idKey));
     const historyKey = this.ks.history.pack(checkpoint.taskId, seq);
     this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
-    this.index.update(undefined, checkpoint);
-    this.terms.enqueue(checkpoint, previous);
+    this.terms.enqueue(checkpoint, previous, this.index.insertNew(checkpoint));
   }
 
   /**
@@ -218,7 +217,10 @@ export class CheckpointRows {
   async replace(before: Checkpoint, beforeRaw: StoredCheckpoint, after: Checkpoint, stored: StoredCheckpoint, newest: boolean): Promise<void> {
     writeNewRecord(this.tx, this.ks.revisions, [before.id, before.version], beforeRaw, this.codecs.revisions);
     await writeRecord(this.tx, this.ks.checkpoints, [before.taskId, before.id], stored, this.codecs.checkpoints);
-    this.index.update(before, after);
+    // Not merged yet, with entries left to the merge: the entry takes them as they are now, and the merge writes them.
+    const waiting = await this.terms.pending.get(after.taskId, { createdAt: after.createdAt, checkpointId: after.id });
+    if (waiting !== undefined && waiting.index.length > 0) this.terms.pending.rewrite(waiting, waiting.words, this.index.deferredOf(after));
+    else this.index.update(before, after);
     await this.terms.change(before, after, newest);
   }
 

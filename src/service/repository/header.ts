@@ -37,11 +37,15 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * first, merged and cleared. 6: a run of a word that ends is ended under
  * its task (`runEnds`, `tc`), its key under the word left saying open; a
  * release before it would take such a run as reaching the task's newest
- * checkpoint. An earlier tenant is raised to 6 when this version first
+ * checkpoint. 7: a create writes only its `all` and `task` index entries;
+ * the others wait in its pending entry, as tab-led lines after its words,
+ * until the indexer merges them (`indexes.ts`); a release before it would
+ * not find a new checkpoint by its agent, status or labels until then, and
+ * would take those lines for words. An earlier tenant is raised to 7 when this version first
  * writes to it, so an earlier release stops writing to it; what that release
  * wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 6;
+export const STORE_FORMAT = 7;
 
 export interface StoreHeader {
   format: number;

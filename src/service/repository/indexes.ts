@@ -19,6 +19,27 @@ import { decodeWith, type Codecs, type Sealing } from './codec.js';
 export const INDEX_NAMES = ['all', 'task', 'agent', 'agentType', 'phase', 'status', 'finalStatus', 'label', 'file'] as const;
 export type IndexName = (typeof INDEX_NAMES)[number];
 
+/**
+ * The indexes a create writes in its own transaction: `all` (time order, so
+ * a scan of it finds every checkpoint, merged or not) and `task` (what a
+ * write placed before its task's newest checkpoint reads). A new
+ * checkpoint's other entries wait in the full-text pending list beside its
+ * words until the indexer merges them (store format 7, `pending-terms.ts`):
+ * each is a leaf of its own in a lone create's commit, where a merge writes
+ * a batch of them together.
+ */
+const AT_CREATE: ReadonlySet<IndexName> = new Set(['all', 'task']);
+
+/**
+ * An index entry a new checkpoint left to the indexer: its name, and its value
+ * as the key holds it (`blind`: a keyed HMAC, encryption at rest being on).
+ */
+export interface DeferredEntry {
+  name: IndexName;
+  value: string;
+  blind: boolean;
+}
+
 /** The indexes whose values are a tenant's words: with encryption at rest their keys hold keyed HMACs of them. */
 const BLIND: ReadonlySet<IndexName> = new Set(['agent', 'agentType', 'phase', 'label', 'file']);
 
@@ -158,6 +179,63 @@ export class IndexRows {
       if (old.has(id) || name === 'file') continue;
       this.tx.setBlind(this.key(name, value, suffix), (taskId ??= this.codecs.index.encode(after.taskId, EMPTY)));
     }
+  }
+
+  /**
+   * A new checkpoint, the task's newest: its `all` and `task` entries are
+   * written now; the others are answered, for the pending list, and written by
+   * the indexer's merge ({@link writeDeferred}).
+   */
+  insertNew(checkpoint: Checkpoint): DeferredEntry[] {
+    const suffix = entrySuffix(checkpoint);
+    const taskId = this.codecs.index.encode(checkpoint.taskId, EMPTY);
+    const deferred: DeferredEntry[] = [];
+    for (const [name, value] of indexEntries(checkpoint)) {
+      if (AT_CREATE.has(name)) this.tx.setBlind(this.key(name, value, suffix), taskId);
+      else deferred.push(this.deferred(name, value));
+    }
+    return deferred;
+  }
+
+  /** The entries a checkpoint waiting in the pending list has the indexer write: all but `all` and `task`. */
+  deferredOf(checkpoint: Checkpoint): DeferredEntry[] {
+    return indexEntries(checkpoint)
+      .filter(([name]) => !AT_CREATE.has(name))
+      .map(([name, value]) => this.deferred(name, value));
+  }
+
+  /**
+   * Writes the entries a merged checkpoint left to the indexer. One written
+   * plain before encryption was on is blinded now, as its key is spelled.
+   */
+  writeDeferred(taskId: string, at: IndexPosition, entries: readonly DeferredEntry[]): void {
+    if (entries.length === 0) return;
+    const suffix = Buffer.concat([packString(at.createdAt), packString(at.checkpointId)]);
+    const value = this.codecs.index.encode(taskId, EMPTY);
+    const prefixes = (this.prefixes ??= namePrefixes(this.index));
+    for (const entry of entries) this.tx.set(packStringBetween(prefixes[entry.name], IndexRows.spelled(entry, this.sealing).value, suffix), value);
+  }
+
+  /** A deferred entry as this tenant spells it now: one written plain before encryption was on is blinded. */
+  static spelled(entry: DeferredEntry, sealing: Sealing | undefined): DeferredEntry {
+    return entry.blind || sealing === undefined || !BLIND.has(entry.name) ? entry : { name: entry.name, value: sealing.blind(entry.value), blind: true };
+  }
+
+  /** Whether a deferred entry is one a scan of `(name, value)` (in index form) would find once merged. */
+  holds(entry: DeferredEntry, name: IndexName, value: string): boolean {
+    if (entry.name !== name) return false;
+    if (!entry.blind) return entry.value === value;
+    return this.sealing !== undefined && entry.value === this.sealing.blind(value);
+  }
+
+  /** Whether scans of this index find every checkpoint as soon as it is created (the others wait for the merge). */
+  static writtenAtCreate(name: IndexName): boolean {
+    return AT_CREATE.has(name);
+  }
+
+  private deferred(name: IndexName, value: string): DeferredEntry {
+    const blind = this.sealing !== undefined && BLIND.has(name);
+    return { name, value: blind ? this.sealing!.blind(value) : value, blind };
   }
 
   /** Writes every entry of a new checkpoint: nothing to compare against, nothing to clear. */

@@ -31,7 +31,7 @@
 import { systemKeyspace, type Subspace, type ValueCodec } from '../../store/keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith } from './codec.js';
-import type { IndexPosition } from './indexes.js';
+import { INDEX_NAMES, type DeferredEntry, type IndexName, type IndexPosition } from './indexes.js';
 
 /** One checkpoint waiting to be merged into the word runs. */
 export interface PendingEntry {
@@ -40,6 +40,12 @@ export interface PendingEntry {
   /** The task's newest checkpoint before this one when it was created; undefined for a task's first. */
   previous: IndexPosition | undefined;
   words: string[];
+  /**
+   * The index entries its create left to the merge (store format 7,
+   * `indexes.ts`); none for an entry an earlier format wrote, whose create
+   * wrote them all.
+   */
+  index: DeferredEntry[];
   /** The key it was read from (in either list). */
   key: Buffer;
   /** The stored value it was read from. */
@@ -65,9 +71,9 @@ export class PendingTermRows {
     private readonly codec: ValueCodec,
   ) {}
 
-  /** Appends a new checkpoint's words; `previous`: the task's newest before it. */
-  add(taskId: string, at: IndexPosition, previous: IndexPosition | undefined, words: Iterable<string>): void {
-    this.write(this.key(taskId, at), previous, words);
+  /** Appends a new checkpoint's words and the index entries it leaves to the merge; `previous`: the task's newest before it. */
+  add(taskId: string, at: IndexPosition, previous: IndexPosition | undefined, words: Iterable<string>, index: readonly DeferredEntry[]): void {
+    this.write(this.key(taskId, at), previous, words, index);
     this.added = true;
     // Blind: every create of the tenant sets it, and none reads it (the indexer reads it in a transaction of its own).
     this.tx.setBlind(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
@@ -94,9 +100,9 @@ export class PendingTermRows {
     return Buffer.from(value.buffer, value.byteOffset, value.byteLength).equals(listed.bytes) ? listed : this.entryOf({ key: listed.key, value });
   }
 
-  /** Replaces a waiting checkpoint's words (it was updated before it merged), where it waits. */
-  rewrite(entry: PendingEntry, words: Iterable<string>): void {
-    this.write(entry.key, entry.previous, words);
+  /** Replaces a waiting checkpoint's words or index entries (it was updated before it merged), where it waits. */
+  rewrite(entry: PendingEntry, words: Iterable<string>, index: readonly DeferredEntry[] = entry.index): void {
+    this.write(entry.key, entry.previous, words, index);
   }
 
   /** Up to `limit` entries as stored, the older list's first, each list in key order (for the merge thread, which decodes them itself). */
@@ -156,10 +162,11 @@ export class PendingTermRows {
     this.tx.clear(systemKeyspace().termsDue.pack(this.tenant));
   }
 
-  private write(key: Buffer, previous: IndexPosition | undefined, words: Iterable<string>): void {
+  private write(key: Buffer, previous: IndexPosition | undefined, words: Iterable<string>, index: readonly DeferredEntry[]): void {
     // Positions, words and ids hold no line break (`indexes.ts` escapes paths): one line each.
     let text = previous === undefined ? '' : `${previous.createdAt} ${previous.checkpointId}`;
     for (const word of words) text += `\n${word}`;
+    for (const entry of index) text += `\n${indexLine(entry)}`;
     this.tx.set(key, this.codec.encode(text, EMPTY));
   }
 
@@ -168,11 +175,19 @@ export class PendingTermRows {
     const lines = decodeWith<string>(this.codec, row.value, EMPTY).split('\n');
     const head = lines[0]!;
     const space = head.indexOf(' ');
+    const words: string[] = [];
+    const index: DeferredEntry[] = [];
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      if (line.charCodeAt(0) === TAB) index.push(entryOfLine(line));
+      else words.push(line);
+    }
     return {
       taskId,
       at,
       previous: space < 0 ? undefined : { createdAt: head.slice(0, space), checkpointId: head.slice(space + 1) },
-      words: lines.slice(1),
+      words,
+      index,
       key: row.key,
       bytes: row.value,
     };
@@ -187,6 +202,29 @@ export class PendingTermRows {
   private olderKey(taskId: string, at: IndexPosition): Buffer {
     return this.byTask.pack(taskId, at.createdAt, at.checkpointId);
   }
+}
+
+const TAB = 0x09;
+const NAMES: ReadonlySet<string> = new Set(INDEX_NAMES);
+
+/**
+ * An index entry as a line of an entry's text: a tab (no word starts with
+ * one: words are letters and digits, `file:` paths, `sha256:` digests or
+ * blinded `~` words), the index's name, `b` (blinded) or `p` (plain), a tab,
+ * then the value with `%` and line breaks written `%25` and `%0A`.
+ */
+function indexLine(entry: DeferredEntry): string {
+  const value = entry.value.replace(/[%\n]/g, (c) => (c === '%' ? '%25' : '%0A'));
+  return `\t${entry.name} ${entry.blind ? 'b' : 'p'}\t${value}`;
+}
+
+function entryOfLine(line: string): DeferredEntry {
+  const tab = line.indexOf('\t', 1);
+  const space = line.indexOf(' ');
+  const name = line.slice(1, space);
+  if (tab < 0 || space < 0 || space > tab || !NAMES.has(name)) throw new Error(`A pending entry holds an index line it cannot read (${JSON.stringify(line.slice(0, 40))}).`);
+  const value = line.slice(tab + 1).replace(/%(25|0A)/g, (c) => (c === '%25' ? '%' : '\n'));
+  return { name: name as IndexName, value, blind: line.charCodeAt(space + 1) === 0x62 };
 }
 
 /** Appended to a key: the first key after it. */

@@ -75,7 +75,11 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     out.next = { space: at.space, after: row.key };
     if (name === 'pendingTerms' || name === 'pendingList') {
       const entry = await terms.pending.get(...terms.pending.positionOf(row.key));
-      if (entry !== undefined && entry.words.some(plainWord)) terms.pending.rewrite(entry, entry.words.map((word) => (plainWord(word) ? sealing.blind(word) : word)));
+      if (entry === undefined) continue;
+      const index = entry.index.map((deferred) => IndexRows.spelled(deferred, sealing));
+      if (entry.words.some(plainWord) || index.some((deferred, i) => deferred !== entry.index[i])) {
+        terms.pending.rewrite(entry, entry.words.map((word) => (plainWord(word) ? sealing.blind(word) : word)), index);
+      }
       continue;
     }
     if (name === 'taskTerms') {

@@ -33,7 +33,7 @@ import { termsOf } from '../../domain/terms.js';
 import { unpackStrings, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
-import { indexTerm, fileWordsOf, type IndexPosition } from './indexes.js';
+import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
 import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 
 /** One run of a word in one task: `last` undefined while it is open. */
@@ -81,15 +81,18 @@ const OPEN_RUNS = new OpenRunsCache(1024);
 export class TermRows {
   /** The checkpoints whose words are not merged into the runs yet (`pending-terms.ts`). */
   readonly pending: PendingTermRows;
+  /** The secondary indexes, where a merge writes the entries a create left to it. */
+  private readonly index: IndexRows;
 
   constructor(
     private readonly tx: Transaction,
-    private readonly spaces: { terms: Subspace; runEnds: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace; pendingList: Subspace },
+    private readonly spaces: { terms: Subspace; runEnds: Subspace; taskTerms: Subspace; openTerms: Subspace; pendingTerms: Subspace; pendingList: Subspace; index: Subspace },
     private readonly codecs: Codecs,
     private readonly sealing: Sealing | undefined,
     tenant: string,
   ) {
     this.pending = new PendingTermRows(tx, tenant, spaces.pendingTerms, spaces.pendingList, codecs.pendingList);
+    this.index = new IndexRows(tx, spaces.index, codecs, sealing);
   }
 
   /**
@@ -117,11 +120,12 @@ export class TermRows {
 
   /**
    * A new checkpoint, the task's newest, after `previous` (the newest before
-   * it, absent for the task's first): its words wait in the pending list
+   * it, absent for the task's first): its words, and the index entries its
+   * create did not write (`IndexRows.insertNew`), wait in the pending list
    * (`pending-terms.ts`) until the indexer merges them ({@link merge}).
    */
-  enqueue(checkpoint: Checkpoint, previous: IndexPosition | undefined): void {
-    this.pending.add(checkpoint.taskId, positionOf(checkpoint), previous, this.wordsOf(checkpoint));
+  enqueue(checkpoint: Checkpoint, previous: IndexPosition | undefined, index: readonly DeferredEntry[]): void {
+    this.pending.add(checkpoint.taskId, positionOf(checkpoint), previous, this.wordsOf(checkpoint), index);
   }
 
   /**
@@ -138,6 +142,7 @@ export class TermRows {
     let changed = false;
     for (const entry of entries) {
       this.pending.remove(entry);
+      this.index.writeDeferred(taskId, entry.at, entry.index);
       // A task's first checkpoint (again, after a purge) starts every run afresh.
       if (entry.previous === undefined) open = new Map();
       const words = new Set(entry.words.map((word) => this.respelled(word)));

@@ -13,6 +13,10 @@
  * where the program says: search is complete before, between and after them,
  * and a program's last merge (of everything left) leaves no run of a word
  * overlapping another run of it in the same task — nothing merged twice.
+ * A create's label and agent entries also wait in its pending entry (store
+ * format 7, `repository/indexes.ts`): they are searched the same way, and
+ * once everything is merged the `label` and `agent` index holds exactly the
+ * entries of the live checkpoints as they are now.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -25,11 +29,12 @@ import { auth, buildTestApp, checkpointBody, type TestApp } from '../../support/
 
 const WORDS = ['kestrel', 'osprey', 'wren', 'lark', 'heron'];
 const TEAMS = ['core', 'web', 'storage ops'];
+const AGENTS = ['agent-a', 'agent b%'];
 // A space, a per cent sign and a line break are escaped in run words: each must still be found as itself.
 const PATHS = ['src/a.ts', 'src/a b.ts', 'docs/100%.md', 'line\nbreak.txt'];
 
 type Step =
-  | { op: 'create'; task: number; words: string[]; team: string | undefined; path: string | undefined }
+  | { op: 'create'; task: number; words: string[]; team: string | undefined; path: string | undefined; agent: string }
   | { op: 'update'; pick: number; words: string[]; team: string | undefined; path: string | undefined }
   | { op: 'compact'; task: number; keepLast: number }
   | { op: 'purge'; task: number }
@@ -39,7 +44,7 @@ const words = fc.subarray(WORDS);
 const team = fc.option(fc.constantFrom(...TEAMS), { nil: undefined });
 const path = fc.option(fc.constantFrom(...PATHS), { nil: undefined });
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('create' as const), task: fc.nat(1), words, team, path }) },
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('create' as const), task: fc.nat(1), words, team, path, agent: fc.constantFrom(...AGENTS) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('update' as const), pick: fc.nat(), words, team, path }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('compact' as const), task: fc.nat(1), keepLast: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('purge' as const), task: fc.nat(1) }) },
@@ -72,11 +77,12 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
       // No indexer of its own (BATON_INDEXER=off, as an instance that leaves it to another): only the program's merge steps merge.
       const t = await buildTestApp({ config: { indexer: 'off' } });
       try {
-        const model: { id: string; task: number; words: string[]; team: string | undefined; path: string | undefined; version: number }[] = [];
+        const model: { id: string; task: number; words: string[]; team: string | undefined; path: string | undefined; agent: string; version: number }[] = [];
         const lastOp = new Map<number, Step['op']>();
         for (const s of steps) {
           if (s.op === 'create') {
             const body = checkpointBody(`task-${s.task}`, {
+              agentId: s.agent,
               executionState: { phase: 'implementing', completedItems: [text(s.words)] },
               contextSummary: {},
               labels: s.team === undefined ? {} : { team: s.team },
@@ -84,7 +90,7 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
             });
             const res = await send(t, 'POST', '/v1/checkpoints', body);
             expect(res.statusCode, res.body).toBe(201);
-            model.push({ id: (res.json() as { id: string }).id, task: s.task, words: s.words, team: s.team, path: s.path, version: 1 });
+            model.push({ id: (res.json() as { id: string }).id, task: s.task, words: s.words, team: s.team, path: s.path, agent: s.agent, version: 1 });
             lastOp.set(s.task, 'create');
           } else if (s.op === 'update') {
             if (model.length === 0) continue;
@@ -114,7 +120,7 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           }
         }
         // Which checkpoints are live, and when each was created, as the service says.
-        const live: { id: string; words: string[]; team: string | undefined; path: string | undefined; createdAt: string }[] = [];
+        const live: { id: string; words: string[]; team: string | undefined; path: string | undefined; agent: string; createdAt: string }[] = [];
         for (const entry of model) {
           const res = await send(t, 'GET', `/v1/checkpoints/${entry.id}`);
           expect([200, 404, 410], res.body).toContain(res.statusCode);
@@ -128,12 +134,20 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           for (const word of WORDS) await expectFound(`q=${word}`, (entry) => entry.words.includes(word));
           for (const value of TEAMS) await expectFound(`label.team=${encodeURIComponent(value)}`, (entry) => entry.team === value);
           for (const value of PATHS) await expectFound(`file=${encodeURIComponent(value)}`, (entry) => entry.path === value);
+          for (const value of AGENTS) await expectFound(`agentId=${encodeURIComponent(value)}`, (entry) => entry.agent === value);
+          await expectFound(`agentId=${encodeURIComponent(AGENTS[0]!)}&label.team=core`, (entry) => entry.agent === AGENTS[0] && entry.team === 'core');
           await expectFound(`file=${encodeURIComponent(PATHS[1]!)}&q=${WORDS[0]}`, (entry) => entry.path === PATHS[1] && entry.words.includes(WORDS[0]!));
         };
         // With whatever the program left pending, then with everything merged.
         await searchAll();
         await mergePending(t.store, 'default');
         await searchAll();
+        // Every entry a create left to the merge is written, as the checkpoint is now, and no other.
+        const { index } = keyspaceOf('default');
+        const entries = await t.store.transact(async (tx) => (await tx.getRange(index.range().begin, index.range().end)).map((row) => index.unpack(row.key) as string[]), { readOnly: true });
+        const held = (name: string) => entries.filter(([entryName]) => entryName === name).map(([, value, , id]) => `${value} ${id}`).sort();
+        expect(held('label')).toEqual(live.filter((entry) => entry.team !== undefined).map((entry) => `team=${entry.team} ${entry.id}`).sort());
+        expect(held('agent')).toEqual(live.map((entry) => `${entry.agent} ${entry.id}`).sort());
         const runs = await t.store.transact(
           async (tx) => (await tx.getRange(keyspaceOf('default').terms.range().begin, keyspaceOf('default').terms.range().end)).map((row) => ({ parts: keyspaceOf('default').terms.unpack(row.key) as string[], value: row.value })),
           { readOnly: true },
