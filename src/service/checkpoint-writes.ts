@@ -92,7 +92,8 @@ async function create(ctx: ServiceContext, command: CreateCheckpoint): Promise<W
     else {
       head.latestId = id;
       head.latestAt = checkpoint.createdAt;
-      await repo.checkpoints.insert(checkpoint, prepared.stored, head.seq, placed.previous);
+      // Alone, the index entries a merge can write wait for it: in this commit each would be a leaf of its own.
+      await repo.checkpoints.insert(checkpoint, prepared.stored, head.seq, placed.previous, creating === 1);
     }
     write.audit({ action: 'checkpoint.created', checkpointId: id, version: 1, afterHash: prepared.hash, agentId: input.agentId, ...(input.parentId ? { details: { parentId: input.parentId } } : {}) });
     write.event({ type: 'CHECKPOINT_CREATED', subject: id, data: summary(checkpoint, prepared.hash) });

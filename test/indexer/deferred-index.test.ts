@@ -128,7 +128,7 @@ describe('index entries left to the indexer', () => {
         for (let i = 0; i <= PENDING_LIMIT; i++) {
           const input = checkpointInput.parse({ taskId: `bulk-${i}`, agentId: i === 5 ? 'rare-agent' : 'common-agent', executionState: { completedItems: ['bulk'] } });
           const checkpoint = buildCheckpoint(input, newId(), new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString());
-          await repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, 1, undefined);
+          await repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, 1, undefined, true);
         }
       });
       const waiting = await t.store.transact((tx) => new Repository(tx, tenant).terms.waiting(PENDING_LIMIT), { readOnly: true });
@@ -150,7 +150,7 @@ describe('index entries left to the indexer', () => {
       await t.store.transact(async (tx) => {
         const repo = new Repository(tx, 'default');
         await repo.header.ensure();
-        await repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, 1, undefined);
+        await repo.checkpoints.insert(checkpoint, toStored(checkpoint).stored, 1, undefined, true);
         // As format 6 left it: every entry written, the pending entry's words alone.
         const [entry] = (await repo.terms.pending.list(10)).entries;
         repo.index.update(undefined, checkpoint);

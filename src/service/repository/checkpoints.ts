@@ -170,7 +170,7 @@ export class CheckpointRows {
    * and index entries. It must be the task's newest, created after the newest
    * before it, `previous` (the task head's `latestId` and `latestAt`).
    */
-  async insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number, previous: IndexPosition | undefined): Promise<void> {
+  async insert(checkpoint: Checkpoint, stored: StoredCheckpoint, seq: number, previous: IndexPosition | undefined, deferIndex = false): Promise<void> {
     if (previous !== undefined && comparePositions(previous, { createdAt: checkpoint.createdAt, checkpointId: checkpoint.id }) >= 0) {
       throw new InvariantError(`a new checkpoint is placed after its task's newest (${checkpoint.createdAt} ${checkpoint.id} is not after ${previous.createdAt} ${previous.checkpointId})`);
     }
@@ -179,7 +179,11 @@ export class CheckpointRows {
     this.tx.set(idKey, this.codecs.ids.encode(checkpoint.taskId, idKey));
     const historyKey = this.ks.history.pack(checkpoint.taskId, seq);
     this.tx.set(historyKey, this.codecs.history.encode(checkpoint.id, historyKey));
-    this.terms.enqueue(checkpoint, previous, this.index.insertNew(checkpoint));
+    if (deferIndex) this.terms.enqueue(checkpoint, previous, this.index.insertNew(checkpoint));
+    else {
+      this.index.update(undefined, checkpoint);
+      this.terms.enqueue(checkpoint, previous, []);
+    }
   }
 
   /**
