@@ -12,7 +12,8 @@
  *
  *   POST /floor/checkpoints    (with BARE_FLOOR_DIR) the least any durable
  *                              checkpoint create does: the same JSON parse,
- *                              the same zod validation, RFC 8785
+ *                              the same validation (the compiled check, then
+ *                              zod), RFC 8785
  *                              canonicalization and SHA-256 as Baton, and one
  *                              LMDB put in BARE_FLOOR_DIR opened as Baton opens
  *                              its store (every commit fsynced; puts of one
@@ -42,7 +43,7 @@ import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { open } from 'lmdb';
-import { checkpointInput } from '../src/domain/checkpoint.js';
+import { parseCheckpointInput } from '../src/http/compiled-validation.js';
 import { canonicalJson, sha256Hex } from '../src/domain/hash.js';
 
 const port = Number(process.env.PORT ?? 0);
@@ -69,7 +70,7 @@ async function serve(): Promise<void> {
   /** A floor route: the parse, validation, canonical JSON and SHA-256 of a create, then `put` of the hashed document. */
   const floor = (path: string, put: (key: Buffer, value: Buffer) => Promise<unknown>): void => {
     app.post(path, async (request, reply) => {
-      const parsed = checkpointInput.safeParse(request.body);
+      const parsed = parseCheckpointInput(request.body);
       if (!parsed.success) return reply.code(400).send({ errors: parsed.error.issues.length });
       const id = randomUUID();
       const canonical = canonicalJson({ ...parsed.data, id, version: 1, createdAt: new Date().toISOString() });

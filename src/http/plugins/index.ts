@@ -13,6 +13,7 @@ import { EXTERNAL_ID_MAX } from '../../domain/checkpoint.js';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from '../../config.js';
+import { compiledCheck } from '../compiled-validation.js';
 import type { Metrics } from '../../metrics.js';
 import { acceptPlugin } from './accept.js';
 import { authPlugin } from './auth.js';
@@ -47,7 +48,12 @@ export function fastifyOptions(config: Config) {
 }
 
 export async function registerPlugins(app: FastifyInstance, opts: { config: Config; metrics: Metrics }): Promise<void> {
-  app.setValidatorCompiler(validatorCompiler);
+  // The hot routes' bodies pass a compiled check first (`compiled-validation.ts`); what it refuses, zod judges and explains.
+  app.setValidatorCompiler((route) => {
+    const judged = validatorCompiler(route as Parameters<typeof validatorCompiler>[0]);
+    const check = compiledCheck(route.schema);
+    return check === undefined ? judged : (data) => (check(data) ? { value: data } : judged(data));
+  });
   app.setSerializerCompiler(serializerCompiler);
   // Bodies are JSON; a route that takes text (e.g. an import) adds its own parser in its own scope.
   app.removeContentTypeParser('text/plain');
