@@ -20,6 +20,8 @@ const check = compiledCheck(checkpointInput)!;
 /** Strings near a limit of `max` UTF-16 units, some of them emoji (two units each), some with control characters. */
 const edgeString = (max: number) =>
   fc.oneof(
+    // Control characters are what an id refuses: these strings leave them out.
+    // eslint-disable-next-line no-control-regex
     { weight: 12, arbitrary: fc.string({ minLength: 1, maxLength: 12 }).filter((text) => !/[\u0000-\u001f\u007f]/.test(text)) },
     { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
     fc.constantFrom('', 'a', 'x'.repeat(max), 'x'.repeat(max + 1), '😀'.repeat(Math.floor(max / 2)), '😀'.repeat(Math.floor(max / 2)) + 'x', 'tab\there', 'nul\u0000', 'del\u007f', 'café', 'a b'),
