@@ -51,6 +51,7 @@ import { taskId, uniqueCheckpointBody, useBodies, type BodyKind } from './lib/ht
 import { closedLoop, closedLoopAcross, postRequests, type ClosedFigures, type Requests } from './lib/http-scenarios.js';
 import http from 'node:http';
 import { openLoop, type OpenRun } from './lib/open-loop.js';
+import { clusterQuiet } from './lib/fdb-quiet.js';
 import { BATON_MAIN, killServers, startServer, stopServers, type Server } from './lib/servers.js';
 import { fixed } from './lib/tables.js';
 
@@ -66,9 +67,20 @@ process.on('exit', () => {
 });
 
 const RATE = Number(process.env.BENCH_FLEET_RATE ?? 200);
-/** A pause after each scenario: the cluster (one process on this machine's cores) still writes the last one's data out. */
+/**
+ * A pause after each scenario: the cluster (one process on this machine's
+ * cores) still writes the last one's data out. Then a wait until its storage
+ * and log queues are short (`lib/fdb-quiet.ts`): the ratekeeper holds
+ * transactions back while they are long, and the next scenario would measure
+ * that; the waits are printed with the figures.
+ */
 const SETTLE_SECONDS = Number(process.env.BENCH_FLEET_SETTLE_SECONDS ?? 10);
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+const quietWaits: number[] = [];
+const settle = async (): Promise<void> => {
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+  const quiet = await clusterQuiet(process.env.FDB_CLUSTER_FILE!);
+  quietWaits.push(quiet.waitedMs);
+};
 const BODIES: BodyKind = process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving';
 
 /** Task `i` of the instance `side` (0 or 1) of two: the open tasks split by parity, as a hash would split them. */
@@ -220,6 +232,7 @@ async function main(): Promise<void> {
     `  one caller (1 connection): create p50 ${fixed(lone.baton.p50Ms, 2)} ms (${fixed(lone.baton.okPerSec, 0)}/s, ${fixed(lone.baton.cpu.serverUsPerReq, 0)} µs CPU) / floor p50 ${fixed(lone.floor.p50Ms, 2)} ms (${fixed(lone.floor.okPerSec, 0)}/s) = ${fixed(lone.baton.p50Ms / lone.floor.p50Ms, 2)} x   target <= 2 x`,
   );
   console.log(`  hot task's creates committed (warm-up and run): one instance ${hot.one}, round-robin ${hot.roundRobin}, affinity ${hot.affinity}`);
+  console.log(`  waits for the cluster's queues after each scenario (s): ${quietWaits.map((ms) => (ms / 1000).toFixed(1)).join(', ')}`);
   console.log('');
   console.log(`paced ${RATE} creates/s                     p50 ms    p99 ms    errors   non-2xx`);
   for (const [name, run] of Object.entries(open)) {
