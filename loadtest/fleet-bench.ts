@@ -17,11 +17,11 @@
  *                     FoundationDB transaction setting the hashed document
  *   create            BENCH_CONNECTIONS connections of creates over 1,000 tasks:
  *                     one instance; two round-robin; two with affinity
- *   one caller        one connection, one create at a time: the floor, then
- *                     one instance (DESIGN §9: p50 within 2 x the floor's)
+ *   one caller        one connection, one create at a time: one instance,
+ *                     and the floor (DESIGN §9: p50 within 2 x the floor's)
  *   paced create      BENCH_FLEET_RATE creates/s (default 200), evenly paced,
- *                     each timed from its intended send time: the floor, one
- *                     instance, two round-robin, two with affinity
+ *                     each timed from its intended send time: one instance,
+ *                     two round-robin, two with affinity, the floor
  *   contention        BENCH_CONTENTION_WRITERS writers (default 32) creating
  *                     checkpoints of ONE task beside as many writers of other
  *                     tasks: one instance; two round-robin (each instance gets
@@ -29,9 +29,10 @@
  *                     writers all on one instance, the others on the other);
  *                     503 task_contended counted
  * Both instances are warmed up first (discarded), and each scenario is
- * followed by a pause of BENCH_FLEET_SETTLE_SECONDS (default 10): the
- * cluster, a process on the same cores, is still writing the last one's
- * data out. Bodies are the evolving ones (`BENCH_BODIES=same` for the same
+ * followed by a pause of BENCH_FLEET_SETTLE_SECONDS (default 10) and a wait
+ * for the cluster's queues (`lib/fdb-quiet.ts`): the cluster, a process on
+ * the same cores, is still writing the last one's data out. The floor's
+ * scenarios run last, after Baton's, for the same reason. Bodies are the evolving ones (`BENCH_BODIES=same` for the same
  * text).
  * Each create's transaction size on FoundationDB is `npm run bench:txsize`
  * with BATON_STORE=fdb. The FoundationDB server's own CPU is not in the
@@ -142,18 +143,15 @@ async function main(): Promise<void> {
   step('warm-up of both instances (discarded)');
   await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests('/v1/checkpoints', (i) => `fleet-warm-${i % 100}`), connections: half })));
   await settle();
-  step('floor create on FoundationDB');
-  rows.push({ scenario: 'create', setup: 'floor (one FDB transaction)', figures: await closedLoop(bare, () => postRequests('/floor-fdb/checkpoints')) });
-  await settle();
+  // The floor runs last, after Baton's scenarios: this cluster's disk stays busy for a while after its
+  // ~4,000 creates a second, even once its queues are short, and the scenario after it measured that
+  // (one instance: 41-149 creates/s right after the floor, 830-980/s after the warm-up; either build).
   step('create, one instance');
   rows.push({ scenario: 'create', setup: 'one instance', figures: await closedLoop(a, postRequests) });
   await settle();
-  // One caller, one create at a time (DESIGN §9: its p50 within 2 x the floor's): the floor, then one instance.
-  step('create at 1 connection: the floor on FoundationDB, then one instance');
-  const lone = {
-    floor: await closedLoop(bare, () => postRequests('/floor-fdb/checkpoints'), 1),
-    baton: await settle().then(() => closedLoop(a, postRequests, 1)),
-  };
+  // One caller, one create at a time (DESIGN §9: its p50 within 2 x the floor's): one instance now, the floor at the end.
+  step('create at 1 connection, one instance');
+  const loneBaton = await closedLoop(a, postRequests, 1);
   await settle();
   step('create, two instances round-robin');
   rows.push({ scenario: 'create', setup: 'two, round-robin', figures: await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests(), connections: half }))) });
@@ -209,13 +207,18 @@ async function main(): Promise<void> {
   rows.push({ scenario: 'contention', setup: 'two, round-robin', figures: contendedRr });
   rows.push({ scenario: 'contention', setup: 'two, affinity', figures: contendedAffinity });
 
-  step(`paced creates (${RATE}/s): floor, one instance, two round-robin, two with affinity`);
-  const open = {
-    floor: await paced([bare], (k) => ({ target: bare, task: taskId(k) }), '/floor-fdb/checkpoints'),
-    one: await settle().then(() => paced([a], (k) => ({ target: a, task: taskId(k) }))),
-    roundRobin: await settle().then(() => paced([a, b], (k) => ({ target: k % 2 === 0 ? a : b, task: taskId(k) }))),
-    affinity: await settle().then(() => paced([a, b], (k) => ({ target: (k % OPEN_TASKS) % 2 === 0 ? a : b, task: taskId(k) }))),
-  };
+  step(`paced creates (${RATE}/s): one instance, two round-robin, two with affinity`);
+  const one = await paced([a], (k) => ({ target: a, task: taskId(k) }));
+  const roundRobin = await settle().then(() => paced([a, b], (k) => ({ target: k % 2 === 0 ? a : b, task: taskId(k) })));
+  const affinity = await settle().then(() => paced([a, b], (k) => ({ target: (k % OPEN_TASKS) % 2 === 0 ? a : b, task: taskId(k) })));
+  await settle();
+
+  step('the floor on FoundationDB: closed loop, one caller, paced');
+  rows.unshift({ scenario: 'create', setup: 'floor (one FDB transaction)', figures: await closedLoop(bare, () => postRequests('/floor-fdb/checkpoints')) });
+  await settle();
+  const lone = { floor: await closedLoop(bare, () => postRequests('/floor-fdb/checkpoints'), 1), baton: loneBaton };
+  await settle();
+  const open = { floor: await paced([bare], (k) => ({ target: bare, task: taskId(k) }), '/floor-fdb/checkpoints'), one, roundRobin, affinity };
 
   // --- Figures.
   console.log('');
