@@ -22,7 +22,7 @@ export interface KeyedApp {
   dataDir: string;
   keyFile: string;
   /** Starts an app on the data directory, with the key file unless `withKeys` is false; a start that fails closes its store. */
-  start(options?: { withKeys?: boolean }): Promise<FastifyInstance>;
+  start(options?: { withKeys?: boolean; indexer?: 'on' | 'off' }): Promise<FastifyInstance>;
   /** The store of the app started last. */
   store(): LmdbStore;
   /** Closes the app started last and its store (a restart follows, or the test ends). */
@@ -45,9 +45,10 @@ export function useKeyedApp(prefix: string): KeyedApp {
     dir,
     dataDir,
     keyFile,
-    async start({ withKeys = true } = {}) {
+    async start({ withKeys = true, indexer = 'on' } = {}) {
       const config = configSchema.parse({
         dataDir,
+        indexer,
         tokens: `writer:${TOKENS.writer},admin:${TOKENS.admin}`,
         logLevel: 'silent',
         ...(withKeys ? { encryptionKeyFile: keyFile } : {}),
