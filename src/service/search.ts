@@ -298,10 +298,11 @@ async function indexPlanOf(repo: Repository, plan: { name: IndexName; value: str
 /** The waiting checkpoints whose entries left to the merge hold `(name, value)`, within the range and the bound, newest first. */
 function waitingHits(repo: Repository, waiting: readonly PendingEntry[], plan: { name: IndexName; value: string }, range: TimeRange, start: Bound | undefined): IndexHit[] {
   const hits: IndexHit[] = [];
+  const finds = repo.index.finds(plan.name, plan.value);
   for (const entry of waiting) {
     const { createdAt, checkpointId } = entry.at;
     if ((range.from !== undefined && createdAt < range.from) || (range.to !== undefined && createdAt > range.to) || !within(entry.at, start)) continue;
-    if (entry.index.some((deferred) => repo.index.holds(deferred, plan.name, plan.value))) hits.push({ createdAt, checkpointId, taskId: entry.taskId });
+    if (entry.index.some(finds)) hits.push({ createdAt, checkpointId, taskId: entry.taskId });
   }
   return hits.sort((a, b) => comparePositions(b, a));
 }

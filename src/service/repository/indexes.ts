@@ -221,11 +221,10 @@ export class IndexRows {
     return entry.blind || sealing === undefined || !BLIND.has(entry.name) ? entry : { name: entry.name, value: sealing.blind(entry.value), blind: true };
   }
 
-  /** Whether a deferred entry is one a scan of `(name, value)` (in index form) would find once merged. */
-  holds(entry: DeferredEntry, name: IndexName, value: string): boolean {
-    if (entry.name !== name) return false;
-    if (!entry.blind) return entry.value === value;
-    return this.sealing !== undefined && entry.value === this.sealing.blind(value);
+  /** Which deferred entries a scan of `(name, value)` (in index form) would find once merged; the value is blinded once, not per entry. */
+  finds(name: IndexName, value: string): (entry: DeferredEntry) => boolean {
+    const blinded = this.sealing === undefined || !BLIND.has(name) ? undefined : this.sealing.blind(value);
+    return (entry) => entry.name === name && entry.value === (entry.blind ? blinded : value);
   }
 
   /** Whether scans of this index find every checkpoint as soon as it is created (the others wait for the merge). */
