@@ -143,9 +143,10 @@ async function main(): Promise<void> {
   step('warm-up of both instances (discarded)');
   await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests('/v1/checkpoints', (i) => `fleet-warm-${i % 100}`), connections: half })));
   await settle();
-  // The floor runs last, after Baton's scenarios: this cluster's disk stays busy for a while after its
-  // ~4,000 creates a second, even once its queues are short, and the scenario after it measured that
-  // (one instance: 41-149 creates/s right after the floor, 830-980/s after the warm-up; either build).
+  // The floor runs last, after Baton's scenarios: its ~4,500 creates a second leave this cluster's storage
+  // queue at ~200 MB and the ratekeeper holding transactions back, which the next scenario would measure.
+  // One instance's closed loop moves for another reason too: when it holds the indexer duty, its creates
+  // wait for merges past 1,000 unmerged (`Indexer.admit`), 147/s here; 830-980/s when the other instance holds it.
   step('create, one instance');
   rows.push({ scenario: 'create', setup: 'one instance', figures: await closedLoop(a, postRequests) });
   await settle();

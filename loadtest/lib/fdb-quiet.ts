@@ -6,10 +6,9 @@
  * at -O0 on the load's two cores) answers the floor route's ~4,300 creates a
  * second faster than its storage server makes them durable: its queue grows
  * to ~200 MB, the ratekeeper then lets ~600-1,300 transactions a second
- * through until it drains, and a scenario started meanwhile measures that
- * (one instance's creates: 33-61/s right after the floor, 400-980/s once the
- * queue was short). bench:fleet starts each scenario on a cluster that has
- * caught up, and says how long that took.
+ * through until it drains, and a scenario started meanwhile measures that.
+ * bench:fleet starts each scenario on a cluster that has caught up, and says
+ * how long that took.
  *
  * @module
  */
