@@ -341,27 +341,30 @@ async function scanIndex(
     bound = { createdAt: hit.createdAt, checkpointId: hit.checkpointId, inclusive: false };
     return (await consider(hit)) ? 'full' : undefined;
   };
-  /** Hands on the waiting entries newer than `hit` (every one left when absent); true when the page must stop. */
-  const visitWaiting = async (hit?: IndexHit): Promise<boolean> => {
-    while (next < waiting.length && (hit === undefined || comparePositions(waiting[next]!, hit) > 0)) {
-      const outcome = await visit(waiting[next]!);
-      if (outcome === 'spent') return true;
-      next += 1;
-      if (outcome === 'full') return true;
-    }
-    return false;
-  };
   for (let first = true; ; first = false) {
     const room = first ? BATCH : Math.min(BATCH, Math.floor((budget.keysLeft() - 1) / ENTRY_KEYS));
     if (room <= 0) return stop();
     const hits = await repo.index.scan(name, value, { ...range, ...scanBound(bound), limit: room });
     for (const hit of hits) {
-      if (await visitWaiting(hit)) return stop();
+      while (next < waiting.length && comparePositions(waiting[next]!, hit) > 0) {
+        const outcome = await visit(waiting[next]!);
+        if (outcome === 'spent') return stop();
+        next += 1;
+        if (outcome === 'full') return stop();
+      }
       // Merged since the list was read, or indexed both ways: considered once, in the list's place.
       if (listed.has(hit.checkpointId)) continue;
       const outcome = await visit(hit);
       if (outcome !== undefined) return stop();
     }
-    if (hits.length < room) return (await visitWaiting()) ? stop() : { resume: bound, exhausted: true };
+    if (hits.length < room) {
+      while (next < waiting.length) {
+        const outcome = await visit(waiting[next]!);
+        if (outcome === 'spent') return stop();
+        next += 1;
+        if (outcome === 'full') return stop();
+      }
+      return { resume: bound, exhausted: true };
+    }
   }
 }
