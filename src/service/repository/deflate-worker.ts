@@ -57,18 +57,34 @@ function deflate(bytes) {
     handle.reset();
   }
   if (inLeft !== 0 || outLeft === 0) return new Uint8Array(deflateRawSync(bytes, options));
-  // An exact copy, which the answer transfers: the scratch buffer stays here.
-  return new Uint8Array(scratch.subarray(0, scratch.length - outLeft));
+  // A view of the scratch buffer, copied into the answer before the next value is deflated.
+  return scratch.subarray(0, scratch.length - outLeft);
 }
-parentPort.on('message', ({ id, bytes }) => {
-  let data;
+// A message is a batch: the values end to end, and each one's length; the answer, the same of their DEFLATE.
+parentPort.on('message', ({ id, joined, lengths }) => {
+  const sizes = new Uint32Array(lengths.length);
+  // Each value's DEFLATE is copied out before the next one reuses the scratch buffer; records shrink, so the input's size mostly holds them.
+  let data = new Uint8Array(joined.length + 1024);
+  let total = 0;
   try {
-    data = deflate(bytes);
+    let at = 0;
+    for (let i = 0; i < lengths.length; i++) {
+      const part = deflate(joined.subarray(at, at + lengths[i]));
+      at += lengths[i];
+      if (total + part.length > data.length) {
+        const larger = new Uint8Array(2 * (total + part.length));
+        larger.set(data.subarray(0, total));
+        data = larger;
+      }
+      data.set(part, total);
+      sizes[i] = part.length;
+      total += part.length;
+    }
   } catch (error) {
     parentPort.postMessage({ id, error: String(error) });
     return;
   }
-  parentPort.postMessage({ id, data }, [data.buffer]);
+  parentPort.postMessage({ id, data, sizes }, [data.buffer, sizes.buffer]);
 });
 `;
 
@@ -84,12 +100,24 @@ const THREAD_NICE = 19;
 
 interface DeflateAnswer extends ThreadAnswer {
   data?: Uint8Array;
+  sizes?: Uint32Array;
+}
+
+/** A value waiting for the next batch. */
+interface Waiting {
+  bytes: Uint8Array;
+  resolve(data: Uint8Array): void;
+  reject(error: Error): void;
 }
 
 export class DeflateWorker {
   private readonly thread: ThreadCalls<DeflateAnswer>;
   /** Values deflated on the thread so far. */
   private done = 0;
+  /** Values given since the last batch went: they go together once this turn's I/O is handled. */
+  private queued: Waiting[] = [];
+  /** Values sent and not yet answered. */
+  private sent = 0;
 
   constructor(options: ZlibOptions) {
     const { dictionary, ...rest } = options;
@@ -117,19 +145,68 @@ export class DeflateWorker {
 
   /** How many values wait for their bytes. */
   get pending(): number {
-    return this.thread.pending;
+    return this.queued.length + this.sent;
   }
 
-  /** `bytes` deflated on the thread; refused if the thread fails meanwhile. */
-  async deflate(bytes: Uint8Array): Promise<Uint8Array> {
-    const { data } = await this.thread.call({ bytes });
-    if (data === undefined) throw new Error('The compression thread answered nothing.');
-    this.done += 1;
-    return data;
+  /**
+   * `bytes` deflated on the thread; refused if the thread fails meanwhile.
+   * The values given in one turn of the event loop (the creates whose
+   * requests arrived together) go in one message and come back in one: a
+   * message costs the two threads more than deflating a record.
+   */
+  deflate(bytes: Uint8Array): Promise<Uint8Array> {
+    if (!this.thread.usable) return Promise.reject(new Error('The compression thread is not available.'));
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.queued.push({ bytes, resolve, reject });
+      if (this.queued.length === 1) setImmediate(() => this.send());
+    });
+  }
+
+  private send(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length === 0) return;
+    const lengths = new Uint32Array(batch.length);
+    let total = 0;
+    for (const [i, { bytes }] of batch.entries()) {
+      lengths[i] = bytes.length;
+      total += bytes.length;
+    }
+    // One exact buffer, transferred: a value's own buffer may be a slice of a larger pool, which a copy would copy whole.
+    const joined = new Uint8Array(total);
+    let at = 0;
+    for (const { bytes } of batch) {
+      joined.set(bytes, at);
+      at += bytes.length;
+    }
+    this.sent += batch.length;
+    this.thread.call({ joined, lengths }, [joined.buffer, lengths.buffer]).then(
+      ({ data, sizes }) => {
+        this.sent -= batch.length;
+        if (data === undefined || sizes === undefined || sizes.length !== batch.length) {
+          for (const { reject } of batch) reject(new Error('The compression thread answered nothing.'));
+          return;
+        }
+        let from = 0;
+        for (const [i, { resolve }] of batch.entries()) {
+          resolve(data.subarray(from, from + sizes[i]!));
+          from += sizes[i]!;
+        }
+        this.done += batch.length;
+      },
+      (error: Error) => {
+        this.sent -= batch.length;
+        for (const { reject } of batch) reject(error);
+      },
+    );
   }
 
   /** Stops the thread (tests); values waiting are refused. */
   close(): Promise<void> {
+    const queued = this.queued;
+    this.queued = [];
+    const stopped = new Error('The compression thread was stopped.');
+    for (const { reject } of queued) reject(stopped);
     return this.thread.close();
   }
 }
