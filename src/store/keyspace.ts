@@ -78,6 +78,25 @@ export class Subspace {
   /** The key of `parts` inside this subspace. */
   pack(...parts: KeyPart[]): Bytes {
     if (parts.length === 0) return this.prefix;
+    // Strings only, none holding U+0000 (nearly every key): one buffer, each part written into it once.
+    let length = this.prefix.length;
+    for (const part of parts) {
+      if (typeof part !== 'string' || part.indexOf('\u0000') >= 0) return this.packParts(parts);
+      length += Buffer.byteLength(part, 'utf8') + 2;
+    }
+    const out = Buffer.allocUnsafe(length);
+    this.prefix.copy(out, 0);
+    let at = this.prefix.length;
+    for (const part of parts as string[]) {
+      out[at] = STRING_CODE;
+      at += 1 + out.write(part, at + 1, 'utf8');
+      out[at++] = 0x00;
+    }
+    return out;
+  }
+
+  /** {@link pack} part by part, any kind of part. */
+  private packParts(parts: KeyPart[]): Bytes {
     const pieces: Buffer[] = [this.prefix];
     for (const part of parts) pieces.push(typeof part === 'string' ? packString(part) : tuple.pack([part as tuple.TupleItem]));
     return Buffer.concat(pieces);

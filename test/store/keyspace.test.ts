@@ -37,6 +37,19 @@ describe('tuple keys', () => {
     expect(unpackStrings(Buffer.concat([prefix, Buffer.from([0x02, 0x61])]), prefix.length)).toBeUndefined();
   });
 
+  it('packs tuples of strings exactly as fdb-tuple does, NUL bytes and all unicode included', () => {
+    const space = new Subspace(tuple.pack(['baton', 't', 'tr']));
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 5 }), (parts) => {
+        const key = space.pack(...parts);
+        expect(key.equals(Buffer.concat([space.prefix, tuple.pack(parts)]))).toBe(true);
+        expect(space.unpack(key)).toEqual(parts);
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(space.pack('a\u0000b', 'c').equals(Buffer.concat([space.prefix, tuple.pack(['a\u0000b', 'c'])]))).toBe(true);
+  });
+
   it('packs mixed tuples exactly as fdb-tuple does, and unpacks them back', () => {
     const part = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)) as fc.Arbitrary<KeyPart>;
     const space = new Subspace(tuple.pack(['baton', 't']));
