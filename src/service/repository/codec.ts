@@ -12,6 +12,7 @@
  * @module
  */
 import { MissingKeyError, openPlain } from '../../crypto/keyring.js';
+import { KeptValues } from './kept-values.js';
 import { compress, compressOffThread, decompress } from './compression.js';
 import { decodeValue, encodeValue, type SPACES, type ValueCodec } from '../../store/keyspace.js';
 import type { Bytes } from '../../store/store.js';
@@ -108,29 +109,25 @@ function recordBytes(value: unknown): Buffer {
  * fifth of a history page. A read whose stored bytes equal the ones kept
  * takes the record kept (equal bytes decode to an equal record); the reader
  * still checks its hash against its text, as every read does. Bounded by
- * the bytes it holds; when full, a record kept goes at random. Not the least
- * recently used: readers that go round a set of checkpoints larger than the
- * cache (agents polling their tasks in turn) would find every record just
- * gone, where random eviction keeps about the share of the set that fits.
- * Records are shared between reads: frozen. Records of tenants sealed at
+ * the bytes it holds; when full, a record kept goes at random
+ * (`kept-values.ts`). Records are shared between reads: frozen. Records of tenants sealed at
  * rest are not kept.
  */
 export class DecodedRecords {
-  private readonly entries = new Map<string, { bytes: Uint8Array; record: unknown; size: number; at: number }>();
-  /** The keys kept, in no order: a random one goes when the cache is full. */
-  private readonly ids: string[] = [];
-  private size = 0;
+  private readonly kept: KeptValues<{ bytes: Uint8Array; record: unknown }>;
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity: number) {
+    this.kept = new KeptValues(capacity);
+  }
 
   /** How many records are kept. */
   get count(): number {
-    return this.ids.length;
+    return this.kept.count;
   }
 
   read(bytes: Buffer, key: Bytes, decode: () => unknown): unknown {
     const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
-    const kept = this.entries.get(id);
+    const kept = this.kept.get(id);
     if (kept !== undefined && bytes.equals(kept.bytes)) return kept.record;
     const record = decode();
     if (typeof record !== 'object' || record === null) return record;
@@ -138,24 +135,8 @@ export class DecodedRecords {
     const text = (record as RecordFields).c;
     const size = bytes.length + (typeof text === 'string' ? text.length : 0) + id.length;
     if (size > this.capacity / 64) return record;
-    if (kept !== undefined) this.drop(id);
-    while (this.ids.length > 0 && this.size + size > this.capacity) this.drop(this.ids[Math.floor(Math.random() * this.ids.length)]!);
-    this.entries.set(id, { bytes: Uint8Array.from(bytes), record, size, at: this.ids.length });
-    this.ids.push(id);
-    this.size += size;
+    this.kept.set(id, { bytes: Uint8Array.from(bytes), record }, size);
     return record;
-  }
-
-  private drop(id: string): void {
-    const entry = this.entries.get(id)!;
-    this.entries.delete(id);
-    this.size -= entry.size;
-    // The last key takes the dropped one's place.
-    const last = this.ids.pop()!;
-    if (last !== id) {
-      this.ids[entry.at] = last;
-      this.entries.get(last)!.at = entry.at;
-    }
   }
 }
 

@@ -34,6 +34,7 @@ import { unpackStrings, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
+import { KeptValues } from './kept-values.js';
 import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 
 /** One run of a word in one task: `last` undefined while it is open. */
@@ -50,28 +51,26 @@ const positionOf = (checkpoint: Checkpoint): IndexPosition => ({ createdAt: chec
  * they were read from or written as. A task's next create reads back exactly
  * what its last one wrote (from the pending writes, then from LMDB), so the
  * text of a hundred lines need not be parsed again: a row whose bytes equal
- * the ones kept is the map kept; any other is decoded as ever. Bounded, the
- * least recently used going first; a map kept here is never changed.
+ * the ones kept is the map kept; any other is decoded as ever. Bounded, a
+ * map kept going at random when full (`kept-values.ts`: a merge goes round
+ * every task with work, more of them than it keeps); a map kept here is
+ * never changed.
  */
 class OpenRunsCache {
-  private readonly entries = new Map<string, { bytes: Uint8Array; runs: ReadonlyMap<string, IndexPosition> }>();
+  private readonly kept: KeptValues<{ bytes: Uint8Array; runs: ReadonlyMap<string, IndexPosition> }>;
 
-  constructor(private readonly capacity: number) {}
+  constructor(capacity: number) {
+    this.kept = new KeptValues(capacity);
+  }
 
   get(key: Buffer, bytes: Uint8Array): ReadonlyMap<string, IndexPosition> | undefined {
-    const id = key.toString('latin1');
-    const entry = this.entries.get(id);
+    const entry = this.kept.get(key.toString('latin1'));
     if (entry === undefined || !Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, entry.bytes.byteLength).equals(bytes)) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
     return entry.runs;
   }
 
   set(key: Buffer, bytes: Uint8Array, runs: ReadonlyMap<string, IndexPosition>): void {
-    const id = key.toString('latin1');
-    this.entries.delete(id);
-    this.entries.set(id, { bytes, runs });
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.kept.set(key.toString('latin1'), { bytes, runs });
   }
 }
 
