@@ -80,7 +80,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { indexerScenario, INDEXER_SECONDS } from './lib/indexer-scenario.js';
+import { indexerScenario, metric, INDEXER_SECONDS } from './lib/indexer-scenario.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, tmpdir } from 'node:os';
@@ -312,6 +312,8 @@ async function main(): Promise<void> {
   await call(`${bare.url}/v1/checkpoints`, { method: 'POST', body: getPayload });
   const openFloor = await openLoopMeasured(bare, readIds, '/floor/checkpoints');
   step(`open loop against baton (${OPEN_CREATES} creates/s + ${OPEN_READS} reads/s)`);
+  // What the scenarios before it left: the open loop is judged on a steady load, and these say what it started from.
+  const before = { backlog: await metric(baton, 'indexer_backlog'), heapMB: (await metric(baton, 'nodejs_heap_size_used_bytes')) / 2 ** 20 };
   const openBaton = await openLoopMeasured(baton, readIds);
   sampleMemory();
 
@@ -372,6 +374,7 @@ async function main(): Promise<void> {
   );
   console.log('');
   console.log(openTable([['bare', openBare], ['floor', openFloor], ['baton', openBaton]]));
+  console.log(`open loop: baton started it with ${before.backlog} checkpoints unmerged and ${fixed(before.heapMB, 0)} MB of its heap in use`);
   console.log(
     `open loop: send lag behind schedule p50/p99/max bare ${fixed(openBare.schedulerLag.p50Ms, 2)}/${fixed(openBare.schedulerLag.p99Ms, 2)}/${fixed(openBare.schedulerLag.maxMs, 1)} ms, ` +
       `baton ${fixed(openBaton.schedulerLag.p50Ms, 2)}/${fixed(openBaton.schedulerLag.p99Ms, 2)}/${fixed(openBaton.schedulerLag.maxMs, 1)} ms; ` +

@@ -28,7 +28,8 @@ export interface IndexerFigures {
   settleSeconds: number;
 }
 
-async function metric(server: Server, name: string): Promise<number> {
+/** A gauge or counter of the server's /metrics (NaN when it has none of that name). */
+export async function metric(server: Server, name: string): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`, { headers: authHeaders })).text();
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
