@@ -140,8 +140,12 @@ export class DecodedRecords {
   }
 }
 
-/** About 1,500 records of an agent's 4 KB text with their stored bytes. */
-const DECODED = new DecodedRecords(8 * 1024 * 1024);
+/**
+ * About 3,000 records of an agent's 4 KB text with their stored bytes
+ * (~5.4 KB each): the latest checkpoints of a few thousand agents, which
+ * they and their orchestrators read back.
+ */
+const DECODED = new DecodedRecords(16 * 1024 * 1024);
 
 /** A record as MessagePack, compressed; one written uncompressed (by an earlier release) reads as it is. */
 const PLAIN_RECORD: ValueCodec = {
