@@ -110,8 +110,8 @@ function recordBytes(value: unknown): Buffer {
  * takes the record kept (equal bytes decode to an equal record); the reader
  * still checks its hash against its text, as every read does. Bounded by
  * the bytes it holds; when full, a record kept goes at random
- * (`kept-values.ts`). Records are shared between reads: frozen. Records of tenants sealed at
- * rest are not kept.
+ * (`kept-values.ts`). Records are shared between reads: frozen. Records of
+ * tenants sealed at rest are not kept.
  */
 export class DecodedRecords {
   private readonly kept: KeptValues<{ bytes: Uint8Array; record: unknown }>;
