@@ -87,11 +87,7 @@ export class Subspace {
     const out = Buffer.allocUnsafe(length);
     this.prefix.copy(out, 0);
     let at = this.prefix.length;
-    for (const part of parts as string[]) {
-      out[at] = STRING_CODE;
-      at += 1 + out.write(part, at + 1, 'utf8');
-      out[at++] = 0x00;
-    }
+    for (const part of parts as string[]) at = writePlainString(out, at, part);
     return out;
   }
 
@@ -149,16 +145,23 @@ const EMPTY = Buffer.alloc(0);
 export function packStringBetween(prefix: Buffer, value: string, suffix: Buffer): Buffer {
   // A string without U+0000 has no 0x00 byte in UTF-8: nothing to escape.
   if (value.indexOf('\u0000') < 0) {
-    const length = Buffer.byteLength(value, 'utf8');
-    const out = Buffer.allocUnsafe(prefix.length + length + 2 + suffix.length);
+    const out = Buffer.allocUnsafe(prefix.length + Buffer.byteLength(value, 'utf8') + 2 + suffix.length);
     prefix.copy(out, 0);
-    out[prefix.length] = STRING_CODE;
-    out.write(value, prefix.length + 1, 'utf8');
-    out[prefix.length + 1 + length] = 0x00;
-    suffix.copy(out, prefix.length + length + 2);
+    suffix.copy(out, writePlainString(out, prefix.length, value));
     return out;
   }
   return Buffer.concat([prefix, packEscaped(value), suffix]);
+}
+
+/**
+ * Writes the tuple encoding of `value`, a string without U+0000 (so no byte
+ * to escape), into `out` at `at`; the offset after it. `out` has the room.
+ */
+function writePlainString(out: Buffer, at: number, value: string): number {
+  out[at] = STRING_CODE;
+  const end = at + 1 + out.write(value, at + 1, 'utf8');
+  out[end] = 0x00;
+  return end + 1;
 }
 
 /**
