@@ -27,7 +27,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { TempDirs, onInterrupt, runMain } from './lib/cleanup.js';
 import { SECONDS, TOKEN } from './lib/http-config.js';
-import { concurrently, createCheckpoint } from './lib/http-client.js';
+import { concurrently, createCheckpoint, serverMetric } from './lib/http-client.js';
 import { taskId, uniqueCheckpointBody, useBodies } from './lib/http-payloads.js';
 import { closedLoop, postRequests } from './lib/http-scenarios.js';
 import { perfUnavailable } from './lib/perf-budget.js';
@@ -89,8 +89,7 @@ async function settled(server: Server): Promise<void> {
   let zeros = 0;
   while (zeros < 2 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-    zeros = /^indexer_backlog 0$/m.test(text) ? zeros + 1 : 0;
+    zeros = (await serverMetric(server, 'indexer_backlog')) === 0 ? zeros + 1 : 0;
   }
 }
 

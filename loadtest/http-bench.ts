@@ -80,14 +80,14 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { indexerScenario, metric, INDEXER_SECONDS } from './lib/indexer-scenario.js';
+import { indexerScenario, INDEXER_SECONDS } from './lib/indexer-scenario.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, tmpdir } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { fastifyOptions } from '../src/http/plugins/index.js';
 import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
-import { call } from './lib/http-client.js';
+import { call, serverMetric } from './lib/http-client.js';
 import {
   ADMIN_TOKEN,
   CONNECTIONS,
@@ -313,7 +313,7 @@ async function main(): Promise<void> {
   const openFloor = await openLoopMeasured(bare, readIds, '/floor/checkpoints');
   step(`open loop against baton (${OPEN_CREATES} creates/s + ${OPEN_READS} reads/s)`);
   // What the scenarios before it left: the open loop is judged on a steady load, and these say what it started from.
-  const before = { backlog: await metric(baton, 'indexer_backlog'), heapMB: (await metric(baton, 'nodejs_heap_size_used_bytes')) / 2 ** 20 };
+  const before = { backlog: await serverMetric(baton, 'indexer_backlog'), heapMB: (await serverMetric(baton, 'nodejs_heap_size_used_bytes')) / 2 ** 20 };
   const openBaton = await openLoopMeasured(baton, readIds);
   sampleMemory();
 

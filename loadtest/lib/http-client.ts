@@ -9,6 +9,12 @@ import { uniqueCheckpointBody } from './http-payloads.js';
 import { TOKEN } from './http-config.js';
 
 export const authHeaders = { authorization: `Bearer ${TOKEN}` };
+
+/** One gauge or counter of a server's /metrics, labels or none (NaN when it has none of that name). */
+export async function serverMetric(server: { url: string }, name: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`, { headers: authHeaders })).text();
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
 export const jsonHeaders = { ...authHeaders, 'content-type': 'application/json' };
 
 export async function call(url: string, init: RequestInit = {}): Promise<{ status: number; etag: string | null; body: string }> {

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { authHeaders } from './http-client.js';
+import { serverMetric } from './http-client.js';
 import { closedLoop, postRequests, type ClosedFigures } from './http-scenarios.js';
 import type { Server } from './servers.js';
 
@@ -28,12 +28,6 @@ export interface IndexerFigures {
   settleSeconds: number;
 }
 
-/** A gauge or counter of the server's /metrics (NaN when it has none of that name). */
-export async function metric(server: Server, name: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`, { headers: authHeaders })).text();
-  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-}
-
 export async function indexerScenario(baton: Server): Promise<IndexerFigures> {
   const backlog: number[] = [];
   let mergedBefore = NaN;
@@ -42,7 +36,7 @@ export async function indexerScenario(baton: Server): Promise<IndexerFigures> {
   // Sampled from the measured run on (closedLoop's `before` runs ahead of its warm-up and again ahead of the run).
   let befores = 0;
   const timer = setInterval(() => {
-    if (sampling) void metric(baton, 'indexer_backlog').then((value) => backlog.push(value));
+    if (sampling) void serverMetric(baton, 'indexer_backlog').then((value) => backlog.push(value));
   }, EVERY_MS);
   const creates = await closedLoop(
     baton,
@@ -50,7 +44,7 @@ export async function indexerScenario(baton: Server): Promise<IndexerFigures> {
     undefined,
     async () => {
       if (++befores === 2) {
-        mergedBefore = await metric(baton, 'indexer_merged_total');
+        mergedBefore = await serverMetric(baton, 'indexer_merged_total');
         sampling = true;
         started = Date.now();
       }
@@ -60,10 +54,10 @@ export async function indexerScenario(baton: Server): Promise<IndexerFigures> {
   sampling = false;
   clearInterval(timer);
   const stopped = Date.now();
-  const merged = (await metric(baton, 'indexer_merged_total')) - mergedBefore;
+  const merged = (await serverMetric(baton, 'indexer_merged_total')) - mergedBefore;
   let settleSeconds = NaN;
   while (Date.now() - stopped < 60_000) {
-    if ((await metric(baton, 'indexer_backlog')) === 0) {
+    if ((await serverMetric(baton, 'indexer_backlog')) === 0) {
       settleSeconds = (Date.now() - stopped) / 1000;
       break;
     }
