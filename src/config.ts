@@ -41,6 +41,8 @@ const storeSettings = {
   transactionDeadlineMs: setting('BATON_TRANSACTION_DEADLINE_MS', ms(100, 60_000).default(5_000)),
   /** Whether one process's writes to one task take turns before their transactions: `auto` is on for FoundationDB, off for LMDB. */
   taskLanes: setting('BATON_TASK_LANES', z.enum(['auto', 'on', 'off']).default('auto')),
+  /** LMDB: how long a commit may wait for other write transactions under way to share it (ms); 0 commits each at once. */
+  commitWindowMs: setting('BATON_COMMIT_WINDOW_MS', ms(0, 100).default(4)),
 };
 
 /** The HTTP server. */

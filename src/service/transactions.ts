@@ -48,6 +48,8 @@ export interface RunnerContext extends Traced {
 export interface RunOptions {
   /** The body only reads: one consistent snapshot beside the writers. */
   readOnly?: boolean;
+  /** Work no caller waits for (the indexer's merges): see the store's `TransactOptions.background`. */
+  background?: boolean;
 }
 
 /** Runs `body` in a transaction of the store under the runner's retry policy. */
@@ -80,7 +82,7 @@ async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, o
   for (;;) {
     ctx.metrics.storeTransactions.inc({ mode });
     try {
-      const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, maxRetries: 0 });
+      const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, background: options.background === true, maxRetries: 0 });
       if (contended > 0) ctx.metrics.storeContention.inc({ outcome: 'committed' });
       if (mode === 'write') ctx.dataDisk?.wrote();
       return result;

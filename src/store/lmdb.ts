@@ -18,6 +18,7 @@ import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
 import { commitFailure, quietOrphanedCommits } from './lmdb-errors.js';
 import { ReadGate, removeUnfinishedCopy, replaceWithCopy, writeCompactedCopy } from './lmdb-compact.js';
+import { CommitWindow } from './lmdb-commit-window.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
@@ -40,6 +41,20 @@ export interface LmdbStoreOptions {
   hooks?: StoreHooks;
   /** This process's hold on the directory (`fs/dir-lock.ts`), released when the store closes. */
   lock?: DirectoryLock;
+  /**
+   * How long a commit may wait for the commits of other write transactions
+   * under way to share it (`lmdb-commit-window.ts`); 0 commits each at once.
+   */
+  commitWindowMs?: number;
+}
+
+/** The most transactions one held commit gathers before it starts. */
+const WINDOW_MAX_PARTS = 256;
+
+/** One transaction's writes, as a commit takes them. */
+interface CommitPart {
+  writes: PendingWrites;
+  blind: PendingWrite[];
 }
 
 const SEQUENCE_KEY = Buffer.from('commit-sequence');
@@ -72,11 +87,19 @@ export class LmdbStore implements Store, PendingReader {
   private tainted = false;
   /** Reads pass it, so that a compaction closes the environment under none. */
   private readonly readers = new ReadGate();
+  /** Write transactions under way: from the start of their turn to their answer. */
+  private writers = 0;
+  private readonly window: CommitWindow<CommitPart>;
 
   private constructor(env: RootDatabase, options: LmdbStoreOptions) {
     this.env = env;
     this.options = options;
     this.hooks = options.hooks ?? {};
+    this.window = new CommitWindow<CommitPart>({
+      windowMs: options.commitWindowMs ?? 0,
+      maxParts: WINDOW_MAX_PARTS,
+      commit: (parts, first, last) => this.commit(parts, first, last),
+    });
     this.attach(env);
     const stored = this.meta.get(SEQUENCE_KEY);
     this.sequence = stored === undefined ? 0n : Buffer.from(stored).readBigUInt64BE();
@@ -109,12 +132,12 @@ export class LmdbStore implements Store, PendingReader {
   }
 
   async transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
-    const { timeoutMs, maxRetries, readOnly } = { ...DEFAULT_TRANSACT_OPTIONS, ...options };
+    const { timeoutMs, maxRetries, readOnly, background } = { ...DEFAULT_TRANSACT_OPTIONS, ...options };
     const deadline = Date.now() + timeoutMs;
     if (readOnly) return this.read(body, deadline);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.attempt(body, deadline);
+        return await this.attempt(body, deadline, background);
       } catch (error) {
         if (!(error instanceof StoreError) || !error.retriable || attempt >= maxRetries || Date.now() >= deadline) {
           throw error;
@@ -160,7 +183,18 @@ export class LmdbStore implements Store, PendingReader {
     }
   }
 
-  private async attempt<T>(body: TransactionBody<T>, deadline: number): Promise<T> {
+  /** A background transaction does not count among the writers under way: none waits for it. */
+  private async attempt<T>(body: TransactionBody<T>, deadline: number, background: boolean): Promise<T> {
+    if (background) return this.attemptOnce(body, deadline, true);
+    this.writers += 1;
+    try {
+      return await this.attemptOnce(body, deadline, false);
+    } finally {
+      this.writers -= 1;
+    }
+  }
+
+  private async attemptOnce<T>(body: TransactionBody<T>, deadline: number, background: boolean): Promise<T> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
     if (this.failure && this.failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
     const previous = this.turn;
@@ -209,7 +243,8 @@ export class LmdbStore implements Store, PendingReader {
     }
     const sequence = this.sequence;
     const readsFrom = this.pending.readsFrom();
-    const done = this.commit(writes, blind, sequence);
+    // Held only while other callers' writes are under way; a background commit joins a window open but opens none.
+    const done = this.window.add({ writes, blind }, sequence, background ? 0 : this.writers - 1);
     this.pending.addAll(writes, sequence);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
@@ -272,29 +307,32 @@ export class LmdbStore implements Store, PendingReader {
     return bytes === undefined ? 0n : bytes.readBigUInt64BE();
   }
 
-  private commit(writes: PendingWrites, blind: PendingWrite[], sequence: bigint): Promise<void> {
+  /** One LMDB commit of the parts (transactions `first` to `last`, in order). */
+  private commit(parts: CommitPart[], first: bigint, last: bigint): Promise<void> {
     const sequenceBytes = Buffer.alloc(8);
-    sequenceBytes.writeBigUInt64BE(sequence);
+    sequenceBytes.writeBigUInt64BE(last);
     // A batch runs entirely on LMDB's write thread and lands in one LMDB
     // transaction with every other write of this event turn; a transaction
     // callback would instead wait for the main thread, which is busy serving.
     return this.env
       .batch(() => {
-        for (const { key, value } of writes.values()) {
-          if (value === null) void this.data.remove(key);
-          else void this.data.put(key, value);
-        }
-        // Blind writes join the same LMDB transaction but not the pending overlay: no writer reads them.
-        for (const { key, value } of blind) {
-          if (value === null) void this.data.remove(key);
-          else void this.data.put(key, value);
+        for (const { writes, blind } of parts) {
+          for (const { key, value } of writes.values()) {
+            if (value === null) void this.data.remove(key);
+            else void this.data.put(key, value);
+          }
+          // Blind writes join the same LMDB transaction but not the pending overlay: no writer reads them.
+          for (const { key, value } of blind) {
+            if (value === null) void this.data.remove(key);
+            else void this.data.put(key, value);
+          }
         }
         void this.meta.put(SEQUENCE_KEY, sequenceBytes);
       })
       .then(
         () => undefined,
         async (error: unknown) => {
-          this.failedFrom ??= sequence;
+          this.failedFrom ??= first;
           const failure = await commitFailure(error, this.options.path);
           this.failure ??= failure;
           throw failure;
@@ -341,6 +379,7 @@ export class LmdbStore implements Store, PendingReader {
     this.turn = new Promise((resolve) => (release = resolve));
     await previous;
     try {
+      this.window.flush();
       await this.lastCommit;
       if (this.failure) throw this.failure;
       const databases = new Map([
@@ -381,6 +420,7 @@ export class LmdbStore implements Store, PendingReader {
     if (this.closed) return;
     this.closed = true;
     await this.turn;
+    this.window.flush();
     await this.lastCommit;
     await this.env.close();
     await this.options.lock?.release();

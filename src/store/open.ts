@@ -8,7 +8,7 @@ import { lockDirectory } from '../fs/dir-lock.js';
 import type { Store } from './store.js';
 import { LmdbStore } from './lmdb.js';
 
-export type StoreConfig = Pick<Config, 'store' | 'dataDir' | 'fdbClusterFile' | 'fdbPrefix'>;
+export type StoreConfig = Pick<Config, 'store' | 'dataDir' | 'fdbClusterFile' | 'fdbPrefix'> & Partial<Pick<Config, 'commitWindowMs'>>;
 
 /** Opens the configured store; the FoundationDB binding is loaded only when chosen. */
 export async function openStore(config: StoreConfig): Promise<Store> {
@@ -19,7 +19,7 @@ export async function openStore(config: StoreConfig): Promise<Store> {
   // One data directory, one process: a second Baton on it would lose and duplicate acknowledged writes.
   const lock = await lockDirectory(config.dataDir, 'The data directory');
   try {
-    return LmdbStore.open({ path: config.dataDir, lock });
+    return LmdbStore.open({ path: config.dataDir, lock, commitWindowMs: config.commitWindowMs });
   } catch (error) {
     await lock.release();
     throw error;

@@ -172,12 +172,19 @@ export interface TransactOptions {
    * and any write it tries throws.
    */
   readOnly?: boolean;
+  /**
+   * Work no caller waits for (the indexer's merges). Over LMDB its commit
+   * neither waits in the commit window for others nor counts as a write
+   * under way that others wait for (`lmdb-commit-window.ts`).
+   */
+  background?: boolean;
 }
 
 export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
   timeoutMs: 5_000,
   maxRetries: 20,
   readOnly: false,
+  background: false,
 };
 
 /**

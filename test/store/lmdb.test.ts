@@ -24,3 +24,24 @@ runConformance({
     };
   },
 });
+
+// The same contract with the commit window the service runs with (`BATON_COMMIT_WINDOW_MS`, default 4).
+runConformance({
+  name: 'lmdb with a commit window',
+  async create(options = {}) {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-lmdb-window-'));
+    let store: Store = LmdbStore.open({ path: dir, commitWindowMs: 4, ...options });
+    return {
+      store,
+      config: { store: 'lmdb', dataDir: dir, fdbPrefix: '', commitWindowMs: 4 },
+      async reopen() {
+        store = LmdbStore.open({ path: dir, commitWindowMs: 4, ...options });
+        return store;
+      },
+      async destroy() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+});

@@ -47,6 +47,8 @@ function fullBatch(listed: number, taken: number): boolean {
 const SWEEP_MS = 1_000;
 /** Tenants read per page of the due marks. */
 const TENANT_PAGE = 100;
+/** A merge's transaction: no caller waits for it, so no create's commit waits for it either (`store.ts`). */
+const BACKGROUND = { background: true } as const;
 
 export interface IndexerFigures {
   /** Checkpoints merged since start. */
@@ -215,7 +217,7 @@ export class Indexer {
     const listed = await runTransaction(this.ctx, async (tx) => (await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, { readOnly: true });
     const entries = withinBytes(listed, (entry) => entry.bytes.length);
     if (!drain && !fullBatch(listed.length, entries.length)) return LEFT;
-    return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)));
+    return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)), BACKGROUND);
   }
 
   /**
@@ -241,7 +243,7 @@ export class Indexer {
       { readOnly: true },
     );
     if (listed === undefined) return LEFT;
-    if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)));
+    if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)), BACKGROUND);
     let merges: TaskMerge[];
     try {
       merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()]);
@@ -249,7 +251,7 @@ export class Indexer {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
       return this.mergeHere(tenant, undefined, true);
     }
-    const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open));
+    const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open), BACKGROUND);
     this.onThread += count;
     return count;
   }

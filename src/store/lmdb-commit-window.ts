@@ -1,0 +1,80 @@
+/**
+ * Group commit across event turns, for the LMDB store (`lmdb.ts`).
+ *
+ * LMDB rewrites every page a commit touches and each page above it, and
+ * fsyncs once a commit: a commit of one create writes ~40 pages, where a
+ * commit shared by a few creates writes their leaves and shares the rest
+ * (the branches, the free list, the meta page, the tails of the time-ordered
+ * spaces). lmdb-js already joins the writes of one event turn, and those
+ * queued while its writer is busy; at a steady few hundred creates a second
+ * its writer is idle when each one arrives, so each commits alone.
+ *
+ * The window holds a transaction's writes for up to `windowMs` while other
+ * write transactions are under way (they will commit soon), and hands the
+ * writes gathered to LMDB as one commit. A transaction alone (a single
+ * agent, one create at a time) is never held: its commit starts at once,
+ * as before. Each transaction still resolves only after the commit holding
+ * its writes is on disk.
+ *
+ * @module
+ */
+
+export interface CommitWindowOptions<P> {
+  /** How long the first part held waits for others; 0 turns the window off. */
+  windowMs: number;
+  /** Parts gathered at which the window commits at once. */
+  maxParts: number;
+  /** Commits the parts in order, as one transaction; `first` is the first part's commit sequence. */
+  commit: (parts: P[], first: bigint, last: bigint) => Promise<void>;
+}
+
+interface Open<P> {
+  parts: P[];
+  first: bigint;
+  last: bigint;
+  timer: NodeJS.Timeout;
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class CommitWindow<P> {
+  private open: Open<P> | undefined;
+
+  constructor(private readonly options: CommitWindowOptions<P>) {}
+
+  /**
+   * Commits `part` (sequence `sequence`, later than any given before):
+   * joined to the window open, held in a new one while `others` write
+   * transactions are under way, at once otherwise. Resolves when its commit
+   * is durable.
+   */
+  add(part: P, sequence: bigint, others: number): Promise<void> {
+    const open = this.open;
+    if (open !== undefined) {
+      open.parts.push(part);
+      open.last = sequence;
+      if (open.parts.length >= this.options.maxParts) this.flush();
+      return open.done;
+    }
+    if (this.options.windowMs <= 0 || others === 0) return this.options.commit([part], sequence, sequence);
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const timer = setTimeout(() => this.flush(), this.options.windowMs);
+    this.open = { parts: [part], first: sequence, last: sequence, timer, done, resolve, reject };
+    return done;
+  }
+
+  /** Commits the window open now, if one is (before the store closes, or once it is full). */
+  flush(): void {
+    const open = this.open;
+    if (open === undefined) return;
+    this.open = undefined;
+    clearTimeout(open.timer);
+    this.options.commit(open.parts, open.first, open.last).then(open.resolve, open.reject);
+  }
+}
