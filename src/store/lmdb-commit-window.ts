@@ -75,6 +75,13 @@ export class CommitWindow<P> {
     if (open === undefined) return;
     this.open = undefined;
     clearTimeout(open.timer);
-    this.options.commit(open.parts, open.first, open.last).then(open.resolve, open.reject);
+    // From a timer: a commit that throws rather than rejects must still answer its parts, not end the process.
+    let committed: Promise<void>;
+    try {
+      committed = this.options.commit(open.parts, open.first, open.last);
+    } catch (error) {
+      committed = Promise.reject(error);
+    }
+    committed.then(open.resolve, open.reject);
   }
 }

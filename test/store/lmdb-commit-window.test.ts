@@ -55,6 +55,17 @@ describe('CommitWindow', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 
+  it('refuses the parts held when the commit throws instead of rejecting', async () => {
+    const window = new CommitWindow<string>({
+      windowMs: 5,
+      maxParts: 10,
+      commit: () => {
+        throw new Error('environment closed');
+      },
+    });
+    await expect(window.add('a', 1n, 1)).rejects.toThrow('environment closed');
+  });
+
   it('a window of 0 never holds', () => {
     const { window, commits } = recorder(0);
     void window.add('a', 1n, 5);
