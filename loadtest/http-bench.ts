@@ -110,7 +110,7 @@ import { checkpointBody, taskId, useBodies, type BodyKind } from './lib/http-pay
 import { closedTable, closedUnansweredNote, openTable, pct, times, unansweredNote, verdict } from './lib/http-report.js';
 import { closedLoop, getRequests, historyRequests, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
 import { openLoopMeasured, type OpenRun } from './lib/open-loop.js';
-import { fsyncProbe } from './lib/fsync-probe.js';
+import { fsyncProbe, waitForQuietDisk, type QuietDisk } from './lib/fsync-probe.js';
 import { startOtlpSink } from './lib/otlp-sink.js';
 import { handoffScenario } from './lib/handoff-scenario.js';
 import { PatchScenario } from './lib/patch-scenario.js';
@@ -303,15 +303,20 @@ async function main(): Promise<void> {
   const contention = await closedLoop(baton, () => postRequests('/v1/checkpoints', () => 'bench-contended-task'), CONTENTION_WRITERS);
   rows.push([`contention x${CONTENTION_WRITERS}`, 'baton', contention]);
 
-  // --- Open loop.
+  // --- Open loop. Each starts once the disk answers fsyncs as it did before any load (the scenarios above wrote gigabytes).
+  const probeDir = tempDirs.make('probe');
+  const quiet: QuietDisk[] = [];
   step(`open loop against bare (${OPEN_CREATES} POST/s + ${OPEN_READS} GET/s)`);
   await call(`${bare.url}/v1/checkpoints`, { method: 'POST', body: getPayload });
   // Bare first: its POSTs replace the GET payload with create bodies of about the same size.
+  quiet.push(await waitForQuietDisk(probeDir, fsync.p99Ms));
   const openBare = await openLoopMeasured(bare, readIds);
   step(`open loop against the floor (${OPEN_CREATES} floor creates/s + ${OPEN_READS} bare GET/s)`);
   await call(`${bare.url}/v1/checkpoints`, { method: 'POST', body: getPayload });
+  quiet.push(await waitForQuietDisk(probeDir, fsync.p99Ms));
   const openFloor = await openLoopMeasured(bare, readIds, '/floor/checkpoints');
   step(`open loop against baton (${OPEN_CREATES} creates/s + ${OPEN_READS} reads/s)`);
+  quiet.push(await waitForQuietDisk(probeDir, fsync.p99Ms));
   // What the scenarios before it left: the open loop is judged on a steady load, and these say what it started from.
   const before = { backlog: await serverMetric(baton, 'indexer_backlog'), heapMB: (await serverMetric(baton, 'nodejs_heap_size_used_bytes')) / 2 ** 20 };
   const openBaton = await openLoopMeasured(baton, readIds);
@@ -375,6 +380,11 @@ async function main(): Promise<void> {
   console.log('');
   console.log(openTable([['bare', openBare], ['floor', openFloor], ['baton', openBaton]]));
   console.log(`open loop: baton started it with ${before.backlog} checkpoints unmerged and ${fixed(before.heapMB, 0)} MB of its heap in use`);
+  console.log(
+    `open loop: each began once the disk's fsync p99 was within 2 x its ${fixed(fsync.p99Ms, 2)} ms before any load (bare, floor, baton: ` +
+      quiet.map((q) => `${q.quiet ? '' : 'NOT QUIET, '}waited ${q.waitedSeconds} s, p99 ${fixed(q.firstP99Ms, 2)} -> ${fixed(q.lastP99Ms, 2)} ms`).join('; ') +
+      ')',
+  );
   console.log(
     `open loop: send lag behind schedule p50/p99/max bare ${fixed(openBare.schedulerLag.p50Ms, 2)}/${fixed(openBare.schedulerLag.p99Ms, 2)}/${fixed(openBare.schedulerLag.maxMs, 1)} ms, ` +
       `baton ${fixed(openBaton.schedulerLag.p50Ms, 2)}/${fixed(openBaton.schedulerLag.p99Ms, 2)}/${fixed(openBaton.schedulerLag.maxMs, 1)} ms; ` +
@@ -466,7 +476,7 @@ async function main(): Promise<void> {
     handoffs,
     queue,
     indexer,
-    open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, bare: openBare, floor: openFloor, baton: openBaton },
+    open: { ratePerSec: { creates: OPEN_CREATES, reads: OPEN_READS }, quietDisk: quiet, bare: openBare, floor: openFloor, baton: openBaton },
     ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round(v, 4)])),
     memory: { baton: memoryEnd, batonHighestSampledRssMB: peakRss, bare: bareMemory },
     batonWarnings: warnings.length,

@@ -37,3 +37,33 @@ export function fsyncProbe(dir: string, count = 300): FsyncFigures {
   const total = samples.reduce((sum, ms) => sum + ms, 0);
   return { ...latencyOf(samples), perSec: round((1000 * count) / total, 0), count };
 }
+
+export interface QuietDisk {
+  /** Seconds waited for the disk to answer as it did at the start. */
+  waitedSeconds: number;
+  /** The first probe's p99, and the last one's. */
+  firstP99Ms: number;
+  lastP99Ms: number;
+  /** False when `maxSeconds` ran out first. */
+  quiet: boolean;
+}
+
+/**
+ * Waits until a probe's fsync p99 is back within `factor` of `baselineP99Ms`
+ * (the disk before any load), probing every second up to `maxSeconds`. On
+ * this VM the disk stays slow for tens of seconds after a few gigabytes of
+ * fsynced writes (servers since stopped): its fsync p99 was 4.2 ms against
+ * 0.2 ms at rest. A latency scenario run then measures those writes, not
+ * the server; each one waits here first, and says how long.
+ */
+export async function waitForQuietDisk(dir: string, baselineP99Ms: number, maxSeconds = 60, factor = 2): Promise<QuietDisk> {
+  const started = performance.now();
+  const bound = Math.max(baselineP99Ms * factor, 0.5);
+  let probe = fsyncProbe(dir, 200);
+  const firstP99Ms = probe.p99Ms;
+  while (probe.p99Ms > bound && performance.now() - started < maxSeconds * 1000) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    probe = fsyncProbe(dir, 200);
+  }
+  return { waitedSeconds: round((performance.now() - started) / 1000, 1), firstP99Ms, lastP99Ms: probe.p99Ms, quiet: probe.p99Ms <= bound };
+}

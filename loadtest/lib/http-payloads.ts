@@ -93,9 +93,21 @@ export function useBodies(kind: BodyKind): void {
   bodyKind = kind;
 }
 
+let bodyStream = '';
+
+/**
+ * Whose tasks the evolving bodies continue from now on: each server (each
+ * store) has its own. A task's next body moves on from the last one sent to
+ * the same server, so the steps that other servers' scenarios took (the bare
+ * route's, a twin's) do not arrive at once as a text rewritten whole.
+ */
+export function useBodyStream(stream: string): void {
+  bodyStream = stream;
+}
+
 /** A checkpoint body never sent before in this run: one counter across setup, closed and open loops. */
 export function uniqueCheckpointBody(task: string): string {
-  return bodyKind === 'evolving' ? evolving.next(task, bodyCounter++) : checkpointBody(task, bodyCounter++);
+  return bodyKind === 'evolving' ? evolving.next(task, bodyCounter++, bodyStream) : checkpointBody(task, bodyCounter++);
 }
 
 /**
@@ -155,22 +167,23 @@ export class EvolvingBodies {
     return `src/${this.word()}/${this.word()}.ts`;
   }
 
-  private textOf(task: string): TaskText {
-    let text = this.tasks.get(task);
+  private textOf(task: string, stream: string): TaskText {
+    const key = `${stream}\u0000${task}`;
+    let text = this.tasks.get(key);
     if (text === undefined) {
       text = { done: [], pending: [], decisions: [], files: [], step: 0 };
       for (let i = 0; i < 8; i++) text.done.push({ id: `step-${++text.step}`, description: this.sentence(9), files: [this.file()] });
       for (let i = 0; i < 6; i++) text.pending.push({ id: `step-${++text.step}`, description: this.sentence(9) });
       for (let i = 0; i < 4; i++) text.decisions.push({ decision: this.sentence(8), rationale: this.sentence(12) });
       for (let i = 0; i < 4; i++) text.files.push(this.file());
-      this.tasks.set(task, text);
+      this.tasks.set(key, text);
     }
     return text;
   }
 
-  /** The task's next checkpoint body; `n` numbers it (its run label and counters). */
-  next(task: string, n: number): string {
-    const text = this.textOf(task);
+  /** The task's next checkpoint body as `stream` (a server) last saw the task; `n` numbers it (its run label and counters). */
+  next(task: string, n: number, stream = ''): string {
+    const text = this.textOf(task, stream);
     const finished = text.pending.shift()!;
     text.done.push({ ...finished, files: [this.file()] });
     if (text.done.length > 8) text.done.shift();

@@ -10,7 +10,7 @@
 import autocannon from 'autocannon';
 import { CONNECTIONS, HISTORY_LIMIT, HISTORY_TASKS, SECONDS, WARMUP_SECONDS } from './http-config.js';
 import { jsonHeaders } from './http-client.js';
-import { historyTaskId, taskId, uniqueCheckpointBody } from './http-payloads.js';
+import { historyTaskId, taskId, uniqueCheckpointBody, useBodyStream } from './http-payloads.js';
 import { cpuMeter, type Cpu } from './proc.js';
 import { assertAlive, type Server } from './servers.js';
 import { latencyOf, OVER_LIMIT_MS, round, withOverLimit, type Latency } from './stats.js';
@@ -65,6 +65,7 @@ export async function closedLoop(
   before?: () => Promise<void>,
   measuredSeconds = SECONDS,
 ): Promise<ClosedFigures> {
+  useBodyStream(server.url);
   await before?.();
   await cannon(server.url, requests(), connections, WARMUP_SECONDS);
   assertAlive(server);

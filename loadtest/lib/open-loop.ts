@@ -13,7 +13,7 @@
 import http from 'node:http';
 import { OPEN_CREATES, OPEN_READS, SECONDS, WARMUP_SECONDS } from './http-config.js';
 import { authHeaders, jsonHeaders } from './http-client.js';
-import { taskId, uniqueCheckpointBody } from './http-payloads.js';
+import { taskId, uniqueCheckpointBody, useBodyStream } from './http-payloads.js';
 import { cpuMeter, type Cpu } from './proc.js';
 import { assertAlive, type Server } from './servers.js';
 import { latencyOf, OVER_LIMIT_MS, round, withOverLimit, type Latency } from './stats.js';
@@ -59,6 +59,7 @@ export interface OpenRun {
 }
 
 export async function openLoop(server: Server, agent: http.Agent, streams: PacedStream[], seconds: number): Promise<OpenRun> {
+  useBodyStream(server.url);
   const meter = cpuMeter(server.child.pid);
   const baseHeaders = { ...jsonHeaders, host: `${server.host}:${server.port}` };
   const stats = streams.map(() => ({ samples: [] as number[], ok: 0, non2xx: 0, statusCodes: {} as Record<string, number> }));
