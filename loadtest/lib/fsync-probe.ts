@@ -51,10 +51,10 @@ export interface QuietDisk {
 /**
  * Waits until a probe's fsync p99 is back within `factor` of `baselineP99Ms`
  * (the disk before any load), probing every second up to `maxSeconds`. On
- * this VM the disk stays slow for tens of seconds after a few gigabytes of
- * fsynced writes (servers since stopped): its fsync p99 was 4.2 ms against
- * 0.2 ms at rest. A latency scenario run then measures those writes, not
- * the server; each one waits here first, and says how long.
+ * this VM the disk stays slow for a while after a few gigabytes of fsynced
+ * writes (servers since stopped): its fsync p99 was 2.6-5.5 ms against
+ * 0.2-0.5 ms at rest. A latency scenario run then measures those writes,
+ * not the server; each one waits here first, and says how long.
  */
 export async function waitForQuietDisk(dir: string, baselineP99Ms: number, maxSeconds = 60, factor = 2): Promise<QuietDisk> {
   const started = performance.now();
