@@ -109,6 +109,8 @@ export interface Target {
  * every request, the server CPU summed over the servers.
  */
 export async function closedLoopAcross(targets: Target[]): Promise<ClosedFigures> {
+  // One store behind every target: its tasks' texts go on as one stream, named by the first instance (as `openLoop` names it).
+  useBodyStream(targets[0]!.server.url);
   await Promise.all(targets.map((t) => cannon(t.server.url, t.requests(), t.connections, WARMUP_SECONDS)));
   for (const t of targets) assertAlive(t.server);
   const samples: number[] = [];
