@@ -43,6 +43,8 @@ const storeSettings = {
   taskLanes: setting('BATON_TASK_LANES', z.enum(['auto', 'on', 'off']).default('auto')),
   /** LMDB: how long a commit may wait for other write transactions under way to share it (ms); 0 commits each at once. */
   commitWindowMs: setting('BATON_COMMIT_WINDOW_MS', ms(0, 100).default(4)),
+  /** LMDB: whether the word runs the indexer's merges open are kept in an environment of their own (`runs/` in the data directory), whose commits neither queue before nor fsync with the creates'. */
+  wordRunsApart: setting('BATON_WORD_RUNS_APART', z.enum(['on', 'off']).default('on')),
 };
 
 /** The HTTP server. */

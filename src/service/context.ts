@@ -15,6 +15,7 @@ import type { Context } from '@opentelemetry/api';
 import type { Keyring } from '../crypto/keyring.js';
 import { Repository, type Corruption, type Sealing } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
+import { runsReader, type RunsApartStore } from './indexer/runs-apart.js';
 import type { Signer } from './signing.js';
 import type { TaskLanes } from './task-lanes.js';
 
@@ -80,6 +81,8 @@ export interface IndexerPort {
 
 export interface ServiceContext {
   store: Store;
+  /** Where the word runs the merge thread opens are kept apart from `store` (`indexer/runs-apart.ts`); absent: in `store` (FoundationDB). */
+  runsApart?: RunsApartStore;
   /** The trace this work belongs to (the request's span context, a background pass's); spans below are its children. */
   traceContext?: Context;
   metrics: Metrics;
@@ -124,5 +127,6 @@ export interface ServiceContext {
 /** Runs a read on a consistent snapshot of the tenant's acknowledged data, beside the writers. */
 export async function snapshot<T>(ctx: ServiceContext, tenant: string, body: (repo: Repository) => Promise<T>): Promise<T> {
   const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, tenant);
-  return runTransaction(ctx, (tx) => body(new Repository(tx, tenant, sealing)), { readOnly: true });
+  const apart = runsReader(ctx);
+  return runTransaction(ctx, (tx) => body(new Repository(tx, tenant, sealing, apart)), { readOnly: true });
 }

@@ -31,6 +31,7 @@ import type { ServiceContext } from './context.js';
 import { periodic } from './maintenance/periodic.js';
 import { readRekeyPass, resealBatch, tenants, writeRekeyPass, type RekeyPassRecord, type ResealPosition } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
+import { clearTenantApart, runsReader } from './indexer/runs-apart.js';
 
 export interface RekeyStatus {
   /** `interrupted`: the pass stopped before its end (its instance closed, died or lost the store); start it again. */
@@ -180,6 +181,7 @@ export class Rekeyer {
   /** The pass itself; answers whether the store's files were compacted at the end. */
   private async pass(ctx: ServiceContext, passId: string, retire: RetireKeys): Promise<boolean> {
     const vault = ctx.vault!;
+    const apart = runsReader(ctx);
     const newest = new Set<string>();
     let skipped = false;
     let after: string | undefined;
@@ -198,11 +200,13 @@ export class Rekeyer {
           if (this.stopping) throw new Error(CLOSED);
           const from: ResealPosition = at;
           at = await this.step(ctx, passId, async (tx, pass) => {
-            const batch = await resealBatch(tx, tenant, sealing, key.id, from);
+            const batch = await resealBatch(tx, tenant, sealing, key.id, from, apart);
             this.advance(ctx, tx, pass, { ...batch, tenants: batch.next === undefined ? 1 : 0 });
             return batch.next;
           });
         }
+        // Every run kept apart has been moved beside the rest, blinded (`terms.respell`).
+        if (ctx.runsApart !== undefined) await clearTenantApart(ctx, ctx.runsApart.store, tenant);
       }
       if (page.length < TENANTS_PER_PAGE) break;
       after = page[page.length - 1];

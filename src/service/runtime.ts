@@ -29,6 +29,7 @@ import { isOutage } from './transactions.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
 import { Indexer } from './indexer/indexer.js';
+import { runsApartStore } from './indexer/runs-apart.js';
 import { adoptSettings, settingsOf } from './fleet/settings.js';
 import { announceInstance, instanceId, leaveFleet, startInstanceRefresh } from './fleet/instance.js';
 
@@ -84,8 +85,10 @@ const LMDB_LANDED_IN_A_ROW = 64;
 /** The service context over `store` with the configuration's settings; no queue, nothing started. */
 export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'faultInjection'>): ServiceContext {
   const signer = options.signer === undefined ? configuredSigner(config) : (options.signer ?? undefined);
+  const runsApart = runsApartStore(config, options.store);
   return {
     store: options.store,
+    ...(runsApart !== undefined ? { runsApart } : {}),
     metrics: options.metrics ?? createMetrics(),
     log: options.log ?? silent,
     notifier: new EventNotifier(options.store, options.log),

@@ -20,6 +20,7 @@ import { AppError } from '../errors.js';
 import type { ServiceContext } from './context.js';
 import { OperationReusedError, Repository, type TaskHead } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
+import { clearApart, runsReader } from './indexer/runs-apart.js';
 
 /** What a change sees inside the transaction. */
 export interface TaskWrite {
@@ -108,10 +109,11 @@ export async function runInTask<T>(
   const recorded = command.idempotency !== undefined || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
   // The attempt that committed: whether it left words for the indexer.
   let committed: Repository | undefined;
+  const apart = runsReader(ctx);
   const transaction = async () => {
     const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, actor.tenant);
     return runTransaction(ctx, (tx) => {
-      const repo = new Repository(tx, actor.tenant, sealing);
+      const repo = new Repository(tx, actor.tenant, sealing, apart);
       committed = repo;
       return recorded ? repo.operations.once(command.operationId, command.idempotency === 'client', `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
     });
@@ -121,6 +123,7 @@ export async function runInTask<T>(
     const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);
     if (committed?.terms.pending.added === true) ctx.indexer?.poke();
+    if (ctx.runsApart !== undefined && committed !== undefined) await clearApart(ctx, ctx.runsApart.store, committed.terms.clearedApart);
     return { result: outcome.result, replayed: !outcome.applied || unchanged };
   } catch (error) {
     if (error instanceof OperationReusedError) throw new AppError('idempotency_key_reused');

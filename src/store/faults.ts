@@ -38,8 +38,22 @@ export class FaultInjectingStore implements Store {
 
   /** The inner store's watch, behind the same gate as a ping; absent when the inner store has none. */
   readonly watch?: (key: Bytes) => Promise<StoreWatch>;
+  /**
+   * The inner store's companion, behind this store's gate: an outage or a
+   * slow store injected here is the companion's too (one disk, one data
+   * directory); failures counted by `times` stay this store's own.
+   */
+  readonly companion?: (name: string) => Store;
 
-  constructor(private readonly inner: Store) {
+  constructor(
+    private readonly inner: Store,
+    /** The store whose outages this one shares (a companion's). */
+    private readonly parent?: FaultInjectingStore,
+  ) {
+    if (inner.companion !== undefined) {
+      const companion = inner.companion.bind(inner);
+      this.companion = (name) => new FaultInjectingStore(companion(name), this);
+    }
     if (inner.watch !== undefined) {
       const watch = inner.watch.bind(inner);
       this.watch = async (key) => {
@@ -76,6 +90,7 @@ export class FaultInjectingStore implements Store {
   }
 
   private async gate(): Promise<void> {
+    if (this.parent !== undefined) return this.parent.gate();
     if (this.state.store === 'unavailable') throw this.count(new StoreError('unavailable', 'The store is unavailable (fault injection).'));
     if (this.state.store === 'slow' && this.state.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.state.latencyMs));
   }

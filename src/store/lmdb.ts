@@ -13,6 +13,7 @@
  * @module
  */
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
 import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
@@ -90,6 +91,8 @@ export class LmdbStore implements Store, PendingReader {
   /** Write transactions under way: from the start of their turn to their answer. */
   private writers = 0;
   private readonly window: CommitWindow<CommitPart>;
+  /** Environments of their own in subdirectories (`companion`), by name. */
+  private readonly companions = new Map<string, LmdbStore>();
 
   private constructor(env: RootDatabase, options: LmdbStoreOptions) {
     this.env = env;
@@ -370,7 +373,7 @@ export class LmdbStore implements Store, PendingReader {
   /**
    * Replaces `data.mdb` with a compacted copy of itself (`lmdb-compact.ts`):
    * writes wait while the copy is made, reads only while the file is swapped
-   * and the environment opened again.
+   * and the environment opened again. Its companions are compacted after it.
    */
   async compact(): Promise<boolean> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
@@ -388,12 +391,32 @@ export class LmdbStore implements Store, PendingReader {
       ]);
       await writeCompactedCopy(databases, this.options.path, (path) => openEnvironment({ ...this.options, path }));
       await this.swap();
-      return true;
     } catch (error) {
       throw error instanceof StoreError ? error : new StoreError('unavailable', 'The LMDB compaction failed.', { cause: error });
     } finally {
       release();
     }
+    for (const companion of this.companions.values()) await companion.compact();
+    return true;
+  }
+
+  /**
+   * The environment `name` in this one's directory: its own writer, commit
+   * window and file, under this store's directory lock. Opened once, on
+   * first use; compacted after this one and closed with it.
+   */
+  companion(name: string): Store {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    let store = this.companions.get(name);
+    if (store === undefined) {
+      store = LmdbStore.open({
+        path: join(this.options.path, name),
+        ...(this.options.mapSize !== undefined ? { mapSize: this.options.mapSize } : {}),
+        ...(this.options.commitWindowMs !== undefined ? { commitWindowMs: this.options.commitWindowMs } : {}),
+      });
+      this.companions.set(name, store);
+    }
+    return store;
   }
 
   /** Closes the environment once no read is in progress, puts the copy in place, and opens it. */
@@ -423,6 +446,7 @@ export class LmdbStore implements Store, PendingReader {
     this.window.flush();
     await this.lastCommit;
     await this.env.close();
+    for (const companion of this.companions.values()) await companion.close();
     await this.options.lock?.release();
   }
 }

@@ -238,6 +238,15 @@ export interface Store {
    * commit itself.
    */
   watch?(key: Bytes): Promise<StoreWatch>;
+  /**
+   * A store of its own beside this one, by name, for data a background
+   * writer keeps apart, so that its commits neither queue before this
+   * store's nor share their fsyncs (LMDB, whose writer and file are one per
+   * environment: an environment in a subdirectory, opened on first use,
+   * compacted and closed with this one). Absent where commits of unrelated
+   * keys are independent already (FoundationDB).
+   */
+  companion?(name: string): Store;
 }
 
 /** A watch armed by {@link Store.watch}. */

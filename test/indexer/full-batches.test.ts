@@ -10,6 +10,7 @@ import { buildCheckpoint } from '../../src/domain/changes.js';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
 import { newId } from '../../src/domain/ids.js';
 import { Indexer } from '../../src/service/indexer/indexer.js';
+import { runsReader } from '../../src/service/indexer/runs-apart.js';
 import { MERGE_BATCH } from '../../src/service/indexer/limits.js';
 import { Repository, toStored, type IndexPosition } from '../../src/service/repository/repository.js';
 import { serviceHarness, type ServiceHarness } from '../service/service-context.js';
@@ -60,7 +61,7 @@ it('merges a full batch as soon as one waits, and leaves fewer than a batch for 
     await indexer.settle();
     expect(indexer.figures().merged - before.merged).toBe(total);
     expect(await pendingCount(tenant)).toBe(0);
-    const runs = await harness.store.transact((tx) => new Repository(tx, tenant).terms.runs('lease', 100), { readOnly: true });
+    const runs = await harness.store.transact((tx) => new Repository(tx, tenant, undefined, runsReader(harness.ctx)).terms.runs('lease', 100), { readOnly: true });
     expect(new Set(runs?.map((run) => run.taskId))).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `task-${i}`)));
   } finally {
     await indexer.stop();

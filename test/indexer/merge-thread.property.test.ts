@@ -16,6 +16,7 @@ import { checkpointInput } from '../../src/domain/checkpoint.js';
 import { newId } from '../../src/domain/ids.js';
 import { applyMerges, Indexer } from '../../src/service/indexer/indexer.js';
 import { MergeThread } from '../../src/service/indexer/merge-thread.js';
+import { runsReader } from '../../src/service/indexer/runs-apart.js';
 import { keyspaceOf } from '../../src/service/repository/keyspace.js';
 import { Repository, type IndexPosition } from '../../src/service/repository/repository.js';
 import { toStored } from '../../src/service/repository/repository.js';
@@ -36,15 +37,24 @@ beforeAll(async () => {
 });
 afterAll(async () => harness?.close());
 
-/** Every key and value of a tenant's full-text spaces, the tenant's own prefix cut off. */
+/**
+ * Every key and value of a tenant's full-text spaces, the tenant's own prefix
+ * cut off; the word runs both in the store and kept apart (`runs-apart.ts`),
+ * where the thread's merges put the runs they open.
+ */
 async function termSpaces(tenant: string): Promise<string[]> {
   const ks = keyspaceOf(tenant);
   const rows: string[] = [];
   for (const space of [ks.terms, ks.runEnds, ks.taskTerms, ks.openTerms, ks.pendingTerms, ks.pendingList]) {
     const { begin, end } = space.range();
-    for (const { key, value } of await harness.store.transact((tx) => tx.getRange(begin, end), { readOnly: true })) {
-      rows.push(`${key.subarray(space.prefix.length).toString('hex')}=${value.toString('hex')}`);
+    const stores = space === ks.terms ? [harness.store, harness.ctx.runsApart!.store] : [harness.store];
+    const found: string[] = [];
+    for (const store of stores) {
+      for (const { key, value } of await store.transact((tx) => tx.getRange(begin, end), { readOnly: true })) {
+        found.push(`${key.subarray(space.prefix.length).toString('hex')}=${value.toString('hex')}`);
+      }
     }
+    rows.push(...found.sort());
   }
   return rows;
 }
@@ -125,7 +135,7 @@ it('does not apply a task’s writes when an entry changed after the listing, an
     ]);
     // The next batch merges them as they are now.
     expect(await mergePending(harness.store, tenant)).toBe(2);
-    const runs = await harness.store.transact((tx) => new Repository(tx, tenant).terms.runs('cursor', 10), { readOnly: true });
+    const runs = await harness.store.transact((tx) => new Repository(tx, tenant, undefined, runsReader(harness.ctx)).terms.runs('cursor', 10), { readOnly: true });
     expect(runs).toEqual([{ taskId: 'task-a', start: at[1], last: undefined }]);
   } finally {
     await thread.close();
@@ -154,6 +164,6 @@ it('merges a backlog whose merge would pass a store transaction’s 10,000,000 b
     await indexer.stop();
   }
   expect(await termSpaces(threaded)).toEqual(await termSpaces(here));
-  const runs = await harness.store.transact((tx) => new Repository(tx, threaded).terms.runs('w899x99', 10), { readOnly: true });
+  const runs = await harness.store.transact((tx) => new Repository(tx, threaded, undefined, runsReader(harness.ctx)).terms.runs('w899x99', 10), { readOnly: true });
   expect(runs).toEqual([{ taskId: 'big', start: previous, last: undefined }]);
 });

@@ -10,6 +10,7 @@ import { buildCheckpoint } from '../../src/domain/changes.js';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
 import { newId } from '../../src/domain/ids.js';
 import { Indexer } from '../../src/service/indexer/indexer.js';
+import { runsReader } from '../../src/service/indexer/runs-apart.js';
 import { codecsFor } from '../../src/service/repository/codec.js';
 import { keyspaceOf } from '../../src/service/repository/keyspace.js';
 import { Repository, toStored, type IndexPosition } from '../../src/service/repository/repository.js';
@@ -56,7 +57,7 @@ async function previousOf(tx: Transaction, tenant: string, taskId: string): Prom
 
 async function searchIds(tenant: string, word: string): Promise<string[]> {
   return harness.store.transact(async (tx) => {
-    const repo = new Repository(tx, tenant);
+    const repo = new Repository(tx, tenant, undefined, runsReader(harness.ctx));
     const entries = (await repo.terms.waiting(10_000)) ?? [];
     const runs = (await repo.terms.runs(word, 10_000)) ?? [];
     const pending = entries.filter((entry) => entry.words.includes(word)).map((entry) => entry.at.checkpointId);
@@ -108,13 +109,13 @@ it('finds, merges and clears what format 4 left in the list kept by task, with t
   expect(await rowsOf(tenant, 'pendingTerms')).toEqual([]);
   expect(await rowsOf(tenant, 'pendingList')).toEqual([]);
   // Merged in each task's order: one run of `shared` a task, open, from its first checkpoint.
-  const shared = await harness.store.transact((tx) => new Repository(tx, tenant).terms.runs('shared', 100), { readOnly: true });
+  const shared = await harness.store.transact((tx) => new Repository(tx, tenant, undefined, runsReader(harness.ctx)).terms.runs('shared', 100), { readOnly: true });
   expect(shared?.map((run) => [run.taskId, run.start.checkpointId, run.last])).toEqual(
     Array.from({ length: TASKS }, (_, t) => [`task-${t}`, before[t], undefined]),
   );
   // Each step word is a run of one checkpoint, closed at it, or open at the task's newest.
   for (const [i, id] of [...before, ...after].entries()) {
-    const runs = await harness.store.transact((tx) => new Repository(tx, tenant).terms.runs(`step${i}`, 10), { readOnly: true });
+    const runs = await harness.store.transact((tx) => new Repository(tx, tenant, undefined, runsReader(harness.ctx)).terms.runs(`step${i}`, 10), { readOnly: true });
     expect(runs?.map((run) => run.start.checkpointId), `step${i}`).toEqual([id]);
     const newestOfTask = i >= 2 * TASKS * PER_TASK - TASKS;
     expect(runs?.[0]?.last === undefined, `step${i}`).toBe(newestOfTask);

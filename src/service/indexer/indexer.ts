@@ -32,7 +32,9 @@ import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repos
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
 import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
-import { MERGE_THREAD, type MergeThread, type TaskMerge } from './merge-thread.js';
+import { MERGE_THREAD, type MergeThread, type MergeWrite, type TaskMerge } from './merge-thread.js';
+import { writeApart } from './runs-apart.js';
+import { keyspaceOf } from '../repository/keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 
 /** What a batch answers when it found fewer entries than a batch and merged none, in a pass that merges full batches only. */
@@ -251,7 +253,16 @@ export class Indexer {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
       return this.mergeHere(tenant, undefined, true);
     }
-    const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, merges, listed.entries, listed.open), BACKGROUND);
+    const batch = withinApplyBytes(merges);
+    const apart = this.ctx.runsApart;
+    let here = batch;
+    if (apart?.merges === true) {
+      // The runs it opens first, apart (`runs-apart.ts`): whatever the merge takes off the list is in them by then.
+      const split = splitRuns(batch, keyspaceOf(tenant).terms.prefix);
+      await writeApart(this.ctx, apart.store, split.runs);
+      here = split.rest;
+    }
+    const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, here, listed.entries, listed.open), BACKGROUND);
     this.onThread += count;
     return count;
   }
@@ -267,12 +278,7 @@ export class Indexer {
 export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, { key: Buffer; value: Buffer | undefined }>): Promise<number> {
   const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
   let count = 0;
-  let bytes = 0;
-  for (const { taskId, writes } of merges) {
-    // The store counts each written key twice (FoundationDB's count).
-    const size = writes.reduce((sum, { key, value }) => sum + 2 * key.length + (value?.length ?? 0), 0);
-    if (bytes > 0 && bytes + size > APPLY_BYTES) break;
-    bytes += size;
+  for (const { taskId, writes } of withinApplyBytes(merges)) {
     const runs = open.get(taskId);
     let same = runs !== undefined && unchanged(runs.value, await tx.get(runs.key));
     let merged = 0;
@@ -290,6 +296,36 @@ export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[],
     count += merged;
   }
   return count;
+}
+
+/** The first tasks' merges whose writes fit one transaction ({@link APPLY_BYTES}); the first always. */
+function withinApplyBytes(merges: readonly TaskMerge[]): readonly TaskMerge[] {
+  let bytes = 0;
+  for (const [i, { writes }] of merges.entries()) {
+    // The store counts each written key twice (FoundationDB's count).
+    const size = writes.reduce((sum, { key, value }) => sum + 2 * key.length + (value?.length ?? 0), 0);
+    if (bytes > 0 && bytes + size > APPLY_BYTES) return merges.slice(0, i);
+    bytes += size;
+  }
+  return merges;
+}
+
+/** The runs the merges open (keys set under `prefix`, the word runs' space) apart from the rest of their writes. */
+function splitRuns(merges: readonly TaskMerge[], prefix: Buffer): { runs: KeyValue[]; rest: TaskMerge[] } {
+  const runs: KeyValue[] = [];
+  const rest = merges.map(({ taskId, writes }) => {
+    const others: MergeWrite[] = [];
+    for (const write of writes) {
+      if (write.value !== null && startsWith(write.key, prefix)) runs.push({ key: write.key, value: write.value });
+      else others.push(write);
+    }
+    return { taskId, writes: others };
+  });
+  return { runs, rest };
+}
+
+function startsWith(key: Buffer, prefix: Buffer): boolean {
+  return key.length >= prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean {

@@ -31,7 +31,7 @@ import { OutboxRows } from './outbox.js';
 import { RecordRows } from './protocol-records.js';
 import { READ_BUDGET, ReadBudget } from './read-budget.js';
 import { TaskRows } from './tasks.js';
-import { TermRows } from './terms.js';
+import { TermRows, type RunsApart } from './terms.js';
 
 /** One tenant's data as seen by one transaction. */
 export class Repository {
@@ -52,14 +52,17 @@ export class Repository {
   readonly jobs: JobRows;
   private readonly tx: Transaction;
 
-  /** `sealing`: the tenant's keys when encryption at rest is on (`service/vault.ts`). */
-  constructor(tx: Transaction, tenant: string, sealing?: Sealing) {
+  /**
+   * `sealing`: the tenant's keys when encryption at rest is on (`service/vault.ts`);
+   * `apart`: the word runs kept apart from `tx`'s store (`indexer/runs-apart.ts`).
+   */
+  constructor(tx: Transaction, tenant: string, sealing?: Sealing, apart?: RunsApart) {
     this.tx = tx;
     const ks = keyspaceOf(tenant);
     const codecs = codecsFor(sealing);
     this.index = new IndexRows(tx, ks.index, codecs, sealing);
     this.tasks = new TaskRows(tx, ks, codecs);
-    this.terms = new TermRows(tx, ks, codecs, sealing, tenant);
+    this.terms = new TermRows(tx, ks, codecs, sealing, tenant, apart);
     this.checkpoints = new CheckpointRows(tx, ks, this.index, this.terms, codecs);
     this.links = new LinkRows(tx, ks, codecs);
     this.audit = new AuditRows(tx, ks, codecs);

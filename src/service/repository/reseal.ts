@@ -15,7 +15,7 @@ import { readRecordBytes, writeRecordBytes, type Subspace } from '../../store/ke
 import type { Bytes, Transaction } from '../../store/store.js';
 import { codecsFor, decodePlain, SEALED_SPACES, type Sealing } from './codec.js';
 import { IndexRows } from './indexes.js';
-import { TermRows } from './terms.js';
+import { TermRows, type RunsApart } from './terms.js';
 import { keyspaceOf, type Keyspace } from './keyspace.js';
 import { verifyStored, type StoredCheckpoint } from './records.js';
 import { WriteBudget } from './write-budget.js';
@@ -60,7 +60,7 @@ const AFTER = Buffer.from([0x00]);
 const FF = Buffer.from([0xff]);
 
 /** One batch of the pass over `tenant`, from `at`, sealing with `keyId` (the key `sealing` seals with). */
-export async function resealBatch(tx: Transaction, tenant: string, sealing: Sealing, keyId: string, at: ResealPosition): Promise<ResealBatch> {
+export async function resealBatch(tx: Transaction, tenant: string, sealing: Sealing, keyId: string, at: ResealPosition, apart?: RunsApart): Promise<ResealBatch> {
   const ks = keyspaceOf(tenant);
   const budget = new WriteBudget(tx);
   const out: ResealBatch = { next: at, scanned: 0, resealed: 0, reindexed: 0 };
@@ -68,7 +68,7 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
   const space = ks[name] as Subspace;
   const range = space.range();
   const rows = await tx.getRange(at.after === undefined ? range.begin : Buffer.concat([at.after, AFTER]), range.end, { limit: ROWS_PER_BATCH });
-  const terms = new TermRows(tx, ks, codecsFor(sealing), sealing, tenant);
+  const terms = new TermRows(tx, ks, codecsFor(sealing), sealing, tenant, apart);
   for (const row of rows) {
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
     out.scanned += 1;

@@ -31,11 +31,23 @@
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
 import { unpackStrings, type Subspace } from '../../store/keyspace.js';
-import type { Transaction } from '../../store/store.js';
+import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
 import { KeptValues } from './kept-values.js';
 import { PendingTermRows, type PendingEntry } from './pending-terms.js';
+
+/**
+ * Word runs kept in a store apart from the transaction's (`indexer/runs-apart.ts`):
+ * the runs the merge thread opened, read beside the transaction's own at
+ * the store's latest commit. Only ever later than the transaction's snapshot,
+ * which a search relies on: a checkpoint gone from the pending list it read
+ * has its runs apart already.
+ */
+export interface RunsApart {
+  get(key: Buffer): Promise<Buffer | undefined>;
+  getRange(begin: Buffer, end: Buffer, limit: number): Promise<KeyValue[]>;
+}
 
 /** One run of a word in one task: `last` undefined while it is open. */
 export interface TermRun {
@@ -82,6 +94,8 @@ export class TermRows {
   readonly pending: PendingTermRows;
   /** The secondary indexes, where a merge writes the entries a create left to it. */
   private readonly index: IndexRows;
+  /** Run keys this transaction removed, to clear apart once it has committed (`runs-apart.ts`). */
+  readonly clearedApart: Buffer[] = [];
 
   constructor(
     private readonly tx: Transaction,
@@ -89,6 +103,8 @@ export class TermRows {
     private readonly codecs: Codecs,
     private readonly sealing: Sealing | undefined,
     tenant: string,
+    /** The runs the merge thread opened, when kept apart. */
+    private readonly apart?: RunsApart,
   ) {
     this.pending = new PendingTermRows(tx, tenant, spaces.pendingTerms, spaces.pendingList, codecs.pendingList);
     this.index = new IndexRows(tx, spaces.index, codecs, sealing);
@@ -228,12 +244,12 @@ export class TermRows {
     for (const word of lost) {
       if (!starting.has(word)) continue;
       const key = this.runKey(word, taskId, at);
-      const run = await this.tx.get(key);
+      const run = await this.runAt(key);
       if (run === undefined) continue;
       const ended = isOpen(run) ? await this.endOf(word, taskId, at) : lastOf(decodeWith<string[]>(this.codecs.terms, run, EMPTY));
       const last = ended ?? (newest ? at : undefined);
       if (last === undefined || comparePositions(last, at) !== 0) continue;
-      this.tx.clear(key);
+      this.clearRun(key);
       this.tx.clear(this.endKey(word, taskId, at));
       dropped.add(word);
     }
@@ -273,7 +289,7 @@ export class TermRows {
       const { start, words } = this.startsOf(row.key, row.value);
       // A clear costs about twice its key (FoundationDB's count): the row's and each run's.
       if (cleared > 0 && !allows(2 * row.key.length * (words.length + 1))) return { cleared, done: false };
-      for (const word of words) this.tx.clear(this.runKey(word, taskId, start));
+      for (const word of words) this.clearRun(this.runKey(word, taskId, start));
       this.tx.clear(row.key);
       cleared += 1;
     }
@@ -297,8 +313,8 @@ export class TermRows {
     for (const [i, word] of words.entries()) {
       if (moved[i] === word) continue;
       const from = this.runKey(word, taskId, start);
-      const run = await this.tx.get(from);
-      this.tx.clear(from);
+      const run = await this.runAt(from);
+      this.clearRun(from);
       if (run !== undefined) this.tx.set(this.runKey(moved[i]!, taskId, start), Buffer.from(run));
       const endFrom = this.endKey(word, taskId, start);
       const end = await this.tx.get(endFrom);
@@ -312,8 +328,13 @@ export class TermRows {
   async runs(word: string, limit: number): Promise<TermRun[] | undefined> {
     const { terms } = this.spaces;
     const { begin, end } = terms.range(word);
-    const rows = await this.tx.getRange(begin, end, { limit: limit + 1 });
+    let rows = await this.tx.getRange(begin, end, { limit: limit + 1 });
     if (rows.length > limit) return undefined;
+    if (this.apart !== undefined) {
+      // Read after the transaction's snapshot: whatever left the pending list it read is here.
+      rows = unionByKey(rows, await this.apart.getRange(begin, end, limit + 1));
+      if (rows.length > limit) return undefined;
+    }
     const runs = rows.map((row) => {
       const [, taskId, createdAt, checkpointId] = (unpackStrings(row.key, terms.prefix.length) ?? terms.unpack(row.key)) as [string, string, string, string];
       return { taskId, start: { createdAt, checkpointId }, last: isOpen(row.value) ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
@@ -405,6 +426,17 @@ export class TermRows {
     return this.spaces.taskTerms.pack(taskId, start.createdAt, start.checkpointId);
   }
 
+  /** A run's row: the transaction's own, else the one kept apart. */
+  private async runAt(key: Buffer): Promise<Buffer | undefined> {
+    return (await this.tx.get(key)) ?? (await this.apart?.get(key));
+  }
+
+  /** Removes a run, here and (once the transaction has committed) apart. */
+  private clearRun(key: Buffer): void {
+    this.tx.clear(key);
+    if (this.apart !== undefined) this.clearedApart.push(key);
+  }
+
   /**
    * The spelling an open run's key (and so its end) is stored under. With
    * encryption on, an open word written plain (before encryption was turned
@@ -486,3 +518,19 @@ const EMPTY = Buffer.alloc(0);
 
 /** The value of an open run: an empty MessagePack array. */
 const OPEN = Buffer.from([0x90]);
+
+/** Two lists of rows in key order as one, in key order; a key in both is `ours`'s row. */
+function unionByKey(ours: KeyValue[], apart: KeyValue[]): KeyValue[] {
+  if (apart.length === 0) return ours;
+  if (ours.length === 0) return apart;
+  const rows: KeyValue[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < ours.length || j < apart.length) {
+    const order = i === ours.length ? 1 : j === apart.length ? -1 : Buffer.compare(ours[i]!.key, apart[j]!.key);
+    if (order <= 0) rows.push(ours[i++]!);
+    else rows.push(apart[j++]!);
+    if (order === 0) j++;
+  }
+  return rows;
+}

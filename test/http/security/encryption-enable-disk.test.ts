@@ -66,6 +66,9 @@ it('leaves no plaintext of the values written before encryption in any file once
     payload: { contextSummary: { assumptions: ['still plain'] } },
   });
   expect(patched.statusCode).toBe(200);
+  // The indexer's merge puts the words' runs in the runs' own environment (`runs/`, `docs/storage.md`): the pass must clear them there too.
+  for (let i = 0; i < 200 && !plaintextOnDisk().some((found) => found.startsWith(`${WORDS[0]} in ${join(dataDir, 'runs')}`)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(plaintextOnDisk()).toContain(`${WORDS[0]} in ${join(dataDir, 'runs', 'data.mdb')}`);
   await stop();
   // The control: a plain store's file holds the words.
   expect(plaintextOnDisk().join('\n')).toContain(WORDS[0]);
