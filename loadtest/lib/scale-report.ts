@@ -78,7 +78,7 @@ export function scaleTable(empty: PhaseFigures, loaded: PhaseFigures, shape: Sto
     rows.push([`${scenario.name} p50 / p99, ms`, pair(e), pair(l), ratioPair(e, l), target, met, notes.join(', ')]);
   }
   rows.push(
-    ['bytes on disk / checkpoint (allocated)', count(empty.diskPerCheckpoint.allocatedBytes), count(loaded.diskPerCheckpoint.allocatedBytes), times(loaded.diskPerCheckpoint.allocatedBytes / empty.diskPerCheckpoint.allocatedBytes), '', '', `data.mdb ${mb(empty.disk.allocatedBytes)} / ${mb(loaded.disk.allocatedBytes)} MB`],
+    ['bytes on disk / checkpoint (allocated)', count(empty.diskPerCheckpoint.allocatedBytes), count(loaded.diskPerCheckpoint.allocatedBytes), times(loaded.diskPerCheckpoint.allocatedBytes / empty.diskPerCheckpoint.allocatedBytes), '', '', `data.mdb (and runs/) ${mb(empty.disk.allocatedBytes)} / ${mb(loaded.disk.allocatedBytes)} MB`],
     ['bytes on disk / checkpoint (apparent)', count(empty.diskPerCheckpoint.apparentBytes), count(loaded.diskPerCheckpoint.apparentBytes), times(loaded.diskPerCheckpoint.apparentBytes / empty.diskPerCheckpoint.apparentBytes), '', '', `data.mdb ${mb(empty.disk.apparentBytes)} / ${mb(loaded.disk.apparentBytes)} MB`],
     ['canonical JSON / checkpoint, B', count(empty.canonicalBytes), count(loaded.canonicalBytes), times(loaded.canonicalBytes / empty.canonicalBytes), '', '', `mean of ${empty.canonicalSamples} / ${loaded.canonicalSamples} checkpoints`],
     ['disk (allocated) / canonical JSON', times(diskOverCanonical(empty)), times(diskOverCanonical(loaded)), '', `<= ${TARGETS.diskOverCanonical}x`, verdict(v.diskOverCanonical), ''],

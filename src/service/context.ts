@@ -81,7 +81,7 @@ export interface IndexerPort {
 
 export interface ServiceContext {
   store: Store;
-  /** Where the word runs the merge thread opens are kept apart from `store` (`indexer/runs-apart.ts`); absent: in `store` (FoundationDB). */
+  /** Where the word runs the indexer's merges open are kept apart from `store` (`indexer/runs-apart.ts`); absent: in `store` (FoundationDB). */
   runsApart?: RunsApartStore;
   /** The trace this work belongs to (the request's span context, a background pass's); spans below are its children. */
   traceContext?: Context;

@@ -31,7 +31,7 @@ import type { ServiceContext } from './context.js';
 import { periodic } from './maintenance/periodic.js';
 import { readRekeyPass, resealBatch, tenants, writeRekeyPass, type RekeyPassRecord, type ResealPosition } from './repository/repository.js';
 import { runTransaction } from './transactions.js';
-import { clearTenantApart, runsReader } from './indexer/runs-apart.js';
+import { clearPlainApart, runsReader } from './indexer/runs-apart.js';
 
 export interface RekeyStatus {
   /** `interrupted`: the pass stopped before its end (its instance closed, died or lost the store); start it again. */
@@ -205,8 +205,8 @@ export class Rekeyer {
             return batch.next;
           });
         }
-        // Every run kept apart has been moved beside the rest, blinded (`terms.respell`).
-        if (ctx.runsApart !== undefined) await clearTenantApart(ctx, ctx.runsApart.store, tenant);
+        // Every plain run kept apart has been moved beside the rest, blinded (`terms.respell`).
+        if (ctx.runsApart !== undefined) await clearPlainApart(ctx, ctx.runsApart.store, tenant);
       }
       if (page.length < TENANTS_PER_PAGE) break;
       after = page[page.length - 1];

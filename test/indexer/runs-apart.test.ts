@@ -6,10 +6,15 @@
  * each of its words before its merge and after it, the merged runs are in
  * the companion and not in the store, a purge clears its task's runs there,
  * runs an earlier release merged beside the rest are found with those
- * apart and, turned off, the runs apart are still found while merges write
+ * apart, a tenant with encryption has its runs merged apart under blinded
+ * words, and, turned off, the runs apart are still found while merges write
  * beside the rest; and a run apart that its merge never applied (a crash between the
  * two commits) changes no answer.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { keyspaceOf } from '../../src/service/repository/keyspace.js';
@@ -113,6 +118,22 @@ describe('word runs apart', () => {
     await merged();
     expect((await runKeys(companion())).length).toBeGreaterThan(0);
     await expectFound(holding);
+  });
+
+  it('hold a sealed tenant’s runs under blinded words, merged on the event loop, and search finds them', async () => {
+    await t.close();
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'baton-keys-')), 'keys');
+    writeFileSync(keyFile, `k1:${randomBytes(32).toString('base64')}\n`);
+    t = await buildTestApp({ config: { indexerDelayMs: 0, encryptionKeyFile: keyFile } });
+    const holding = await write(['sealed-a', 'sealed-b'], 5);
+    await expectFound(holding);
+    await merged();
+    const words = (await runKeys(companion())).map((key) => keyspaceOf('default').terms.unpack(key)[0] as string);
+    expect(words.length).toBeGreaterThan(0);
+    expect(words.every((word) => word.startsWith('~'))).toBe(true);
+    expect(await runKeys(t.store)).toEqual([]);
+    await expectFound(holding);
+    rmSync(dirname(keyFile), { recursive: true, force: true });
   });
 
   it('turned off, are still found, and merges write their runs beside the rest', async () => {

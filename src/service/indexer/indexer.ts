@@ -32,10 +32,21 @@ import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repos
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
 import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
-import { MERGE_THREAD, type MergeThread, type MergeWrite, type TaskMerge } from './merge-thread.js';
+import { MERGE_THREAD, type MergeThread } from './merge-thread.js';
+import { mergeGiven, type GivenRow, type MergeWrite, type TaskMerge } from './merge-rows.js';
 import { writeApart } from './runs-apart.js';
 import { keyspaceOf } from '../repository/keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
+
+/** A task's open runs row as a listing read it (value undefined: none). */
+type OpenRow = { key: Buffer; value: Buffer | undefined };
+
+/** A batch as a read-only listing found it: its pending entries, their tasks' open runs, and the merge when it was made there. */
+interface Listed {
+  entries: KeyValue[];
+  open: Map<string, OpenRow>;
+  merges?: TaskMerge[];
+}
 
 /** What a batch answers when it found fewer entries than a batch and merged none, in a pass that merges full batches only. */
 const LEFT = 'left';
@@ -214,12 +225,65 @@ export class Indexer {
     }
   }
 
-  /** One batch merged on the event loop: listed first, read again by key in the merge ({@link mergeEntries}). */
+  /**
+   * One batch merged on the event loop. With runs apart, made from a
+   * read-only listing and applied as the thread's are ({@link applyBatch});
+   * otherwise listed first, then read again by key in one merge transaction
+   * ({@link mergeEntries}).
+   */
   private async mergeHere(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<number | typeof LEFT> {
+    if (this.ctx.runsApart?.merges === true) {
+      const listed = await this.list(tenant, sealing, drain, true);
+      if (listed === undefined) return LEFT;
+      if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)), BACKGROUND);
+      return this.applyBatch(tenant, listed.merges!, listed.entries, listed.open);
+    }
     const listed = await runTransaction(this.ctx, async (tx) => (await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, { readOnly: true });
     const entries = withinBytes(listed, (entry) => entry.bytes.length);
     if (!drain && !fullBatch(listed.length, entries.length)) return LEFT;
     return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)), BACKGROUND);
+  }
+
+  /**
+   * A batch's rows, read-only: up to a batch of pending entries and their
+   * tasks' open runs (undefined: fewer than a full batch, in a pass that
+   * merges full batches only); with `here`, the merge made from them on
+   * the event loop, reading any other row on the same snapshot.
+   */
+  private async list(tenant: string, sealing: Sealing | undefined, drain: boolean, here: boolean): Promise<Listed | undefined> {
+    return runTransaction(
+      this.ctx,
+      async (tx) => {
+        const terms = new Repository(tx, tenant, sealing).terms;
+        const rows = await terms.pending.rows(MERGE_BATCH);
+        const entries = withinBytes(rows, (row) => row.value.length);
+        if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
+        const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
+        const open = new Map(await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const)));
+        if (!here || entries.length === 0) return { entries, open };
+        const given: GivenRow[] = [...entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
+        return { entries, open, merges: await mergeGiven(tenant, given, sealing, tx) };
+      },
+      { readOnly: true },
+    );
+  }
+
+  /**
+   * Applies a batch's merges: the tasks whose writes fit one transaction,
+   * their runs apart first when runs are kept apart (`runs-apart.ts`:
+   * whatever the merge takes off the list is in them by then), then the
+   * rest in one transaction ({@link applyMerges}). The count of entries merged.
+   */
+  private async applyBatch(tenant: string, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, OpenRow>): Promise<number> {
+    const batch = withinApplyBytes(merges);
+    const apart = this.ctx.runsApart;
+    let here = batch;
+    if (apart?.merges === true) {
+      const split = splitRuns(batch, keyspaceOf(tenant).terms.prefix);
+      await writeApart(this.ctx, apart.store, split.runs);
+      here = split.rest;
+    }
+    return runTransaction(this.ctx, (tx) => applyMerges(tx, here, entries, open), BACKGROUND);
   }
 
   /**
@@ -231,19 +295,7 @@ export class Indexer {
    * the ones after it, to the event loop.
    */
   private async mergeOnThread(tenant: string, drain: boolean): Promise<number | typeof LEFT> {
-    const listed = await runTransaction(
-      this.ctx,
-      async (tx) => {
-        const terms = new Repository(tx, tenant, undefined).terms;
-        const rows = await terms.pending.rows(MERGE_BATCH);
-        const entries = withinBytes(rows, (row) => row.value.length);
-        if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
-        const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
-        const open = await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const));
-        return { entries, open: new Map(open) };
-      },
-      { readOnly: true },
-    );
+    const listed = await this.list(tenant, undefined, drain, false);
     if (listed === undefined) return LEFT;
     if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)), BACKGROUND);
     let merges: TaskMerge[];
@@ -253,16 +305,7 @@ export class Indexer {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
       return this.mergeHere(tenant, undefined, true);
     }
-    const batch = withinApplyBytes(merges);
-    const apart = this.ctx.runsApart;
-    let here = batch;
-    if (apart?.merges === true) {
-      // The runs it opens first, apart (`runs-apart.ts`): whatever the merge takes off the list is in them by then.
-      const split = splitRuns(batch, keyspaceOf(tenant).terms.prefix);
-      await writeApart(this.ctx, apart.store, split.runs);
-      here = split.rest;
-    }
-    const count = await runTransaction(this.ctx, (tx) => applyMerges(tx, here, listed.entries, listed.open), BACKGROUND);
+    const count = await this.applyBatch(tenant, merges, listed.entries, listed.open);
     this.onThread += count;
     return count;
   }
@@ -275,7 +318,7 @@ export class Indexer {
  * past {@link APPLY_BYTES} of writes wait for the next batch. The count of
  * entries merged.
  */
-export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, { key: Buffer; value: Buffer | undefined }>): Promise<number> {
+export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, OpenRow>): Promise<number> {
   const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
   let count = 0;
   for (const { taskId, writes } of withinApplyBytes(merges)) {

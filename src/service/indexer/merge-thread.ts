@@ -12,20 +12,10 @@
 import { Worker } from 'node:worker_threads';
 import type { KeyValue } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
+import type { TaskMerge } from './merge-rows.js';
 import type { MergeReply, MergeRequest } from './merge-worker.js';
 import { ThreadCalls } from '../repository/thread-calls.js';
 
-/** One write of a merge: a value to set, or null to clear the key. */
-export interface MergeWrite {
-  key: Buffer;
-  value: Buffer | null;
-}
-
-/** A task's merge as the thread made it. */
-export interface TaskMerge {
-  taskId: string;
-  writes: MergeWrite[];
-}
 
 /**
  * The thread's code: the compiled module in production; under the tests,

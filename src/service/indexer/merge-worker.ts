@@ -1,11 +1,10 @@
 /**
  * The indexer's merge, on a thread of its own (`merge-thread.ts` starts it).
  * It is given a batch of the full-text pending list and each of its tasks'
- * open runs, as the indexer read them, and runs the same merge the indexer
- * would run in a transaction (`TermRows.merge`) against a transaction that
- * only answers from those rows and records what is written. The writes go
- * back, task by task, for the indexer to apply in its own transaction once
- * it has checked that the rows are still as they were read. So the words'
+ * open runs, as the indexer read them, and makes the merge from those rows
+ * alone (`merge-rows.ts`). The writes go back, task by task, for the
+ * indexer to apply in its own transaction once it has checked that the
+ * rows are still as they were read. So the words'
  * sets, the runs' keys and the open runs' text are made here, beside the
  * event loop, and the event loop only applies bytes.
  *
@@ -17,13 +16,9 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { codecsFor } from '../repository/codec.js';
-import { keyspaceOf } from '../repository/keyspace.js';
-import { TermRows } from '../repository/terms.js';
-import type { Bytes, KeyValue, RangeOptions, Transaction, TransactionStats } from '../../store/store.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
-import { taskGroups } from './limits.js';
+import { mergeGiven } from './merge-rows.js';
 
 export interface MergeRequest {
   id: number;
@@ -37,87 +32,15 @@ export interface MergeReply extends ThreadAnswer {
   writes?: ArrayBuffer;
 }
 
-/** Answers reads from the rows it was given and records every write, each task's after a TASK row. */
-class RecordingTransaction implements Transaction {
-  private readonly values = new Map<string, Buffer | undefined>();
-  private readonly entries: KeyValue[] = [];
-  readonly out = new FrameWriter();
-
-  constructor(rows: ArrayBuffer) {
-    for (const { tag, key, value } of readFrame(rows)) {
-      this.values.set(key.toString('latin1'), value);
-      if (tag === ENTRY && value !== undefined) this.entries.push({ key, value });
-    }
-  }
-
-  task(taskId: string): void {
-    this.out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
-  }
-
-  async get(key: Bytes): Promise<Bytes | undefined> {
-    const id = key.toString('latin1');
-    if (!this.values.has(id)) throw new Error(`The merge thread was not given the row it reads (${key.toString('hex')}).`);
-    return this.values.get(id);
-  }
-
-  async getRange(begin: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
-    const rows = this.entries.filter((row) => Buffer.compare(row.key, begin) >= 0 && Buffer.compare(row.key, end) < 0);
-    return options?.limit === undefined ? rows : rows.slice(0, options.limit);
-  }
-
-  set(key: Bytes, value: Bytes): void {
-    this.out.add(SET, key, value);
-  }
-
-  clear(key: Bytes): void {
-    this.out.add(CLEAR, key, undefined);
-  }
-
-  getPrefix(): Promise<KeyValue[]> {
-    return unsupported();
-  }
-  setBlind(): void {
-    unsupported();
-  }
-  clearBlind(): void {
-    unsupported();
-  }
-  clearRange(): void {
-    unsupported();
-  }
-  clearPrefix(): void {
-    unsupported();
-  }
-  add(): void {
-    unsupported();
-  }
-  setStamped(): void {
-    unsupported();
-  }
-  commitStamp(): Promise<Bytes> {
-    return unsupported();
-  }
-  stats(): TransactionStats {
-    return unsupported();
-  }
-}
-
-function unsupported(): never {
-  throw new Error('The merge thread reads points and ranges of its rows and writes keys; nothing else.');
-}
-
-const CODECS = codecsFor(undefined);
-
 /** The merge of one batch: each task's writes after a TASK row naming it. */
 export async function mergeRows(tenant: string, rows: ArrayBuffer): Promise<ArrayBuffer> {
-  const tx = new RecordingTransaction(rows);
-  const terms = new TermRows(tx, keyspaceOf(tenant), CODECS, undefined, tenant);
-  const { entries } = await terms.pending.list(Number.MAX_SAFE_INTEGER);
-  for (const group of taskGroups(entries, (entry) => entry.bytes.length)) {
-    tx.task(group[0]!.taskId);
-    await terms.merge(group[0]!.taskId, group);
+  const given = readFrame(rows).map(({ tag, key, value }) => ({ key, value, entry: tag === ENTRY }));
+  const out = new FrameWriter();
+  for (const { taskId, writes } of await mergeGiven(tenant, given)) {
+    out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
+    for (const { key, value } of writes) out.add(value === null ? CLEAR : SET, key, value ?? undefined);
   }
-  return tx.out.finish();
+  return out.finish();
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Word runs apart: over LMDB, the word runs that the merge thread opens are
- * written to an environment of their own (the store's companion `runs`, a
+ * Word runs apart: over LMDB, the word runs that the indexer's merges open
+ * are written to an environment of their own (the store's companion `runs`, a
  * subdirectory of the data directory), not to the one the creates commit
  * to. A merged checkpoint opens ~7 runs, each a key under its word
  * (`repository/terms.ts`) and so a random leaf of a large B-tree: most of
@@ -42,7 +42,7 @@ const BACKGROUND = { background: true } as const;
 export interface RunsApartStore {
   store: Store;
   /**
-   * Whether the merge thread's runs go apart (`BATON_WORD_RUNS_APART`).
+   * Whether the merges' runs go apart (`BATON_WORD_RUNS_APART`).
    * Off, the companion is still read and cleared: runs written apart
    * before stay found.
    */
@@ -101,13 +101,33 @@ export async function clearApart(ctx: RunnerContext & { log: { warn(fields: obje
   }
 }
 
+/** Run keys a page of {@link clearPlainApart} reads. */
+const CLEAR_PAGE = 1_000;
+
 /**
- * Clears every run of `tenant` kept apart: once a re-blinding pass has moved
- * them all beside the rest (the runs apart are written plain, by the merge
- * thread, which merges only tenants without encryption), so that the
- * compaction after the pass leaves no plain word in the companion's file.
+ * Clears the runs of `tenant` kept apart whose word is written plain, page
+ * by page: once a re-blinding pass has moved them beside the rest, blinded
+ * (`terms.respell`), so that the compaction after the pass leaves no plain
+ * word in the companion's file. Blind words (`~`…) are the ones a tenant
+ * with encryption merges now, and stay.
  */
-export async function clearTenantApart(ctx: RunnerContext, store: Store, tenant: string): Promise<void> {
-  const { begin, end } = keyspaceOf(tenant).terms.range();
-  await runTransaction(apart(ctx, store), async (tx) => tx.clearRange(begin, end), BACKGROUND);
+export async function clearPlainApart(ctx: RunnerContext, store: Store, tenant: string): Promise<void> {
+  const { terms } = keyspaceOf(tenant);
+  let { begin } = terms.range();
+  const { end } = terms.range();
+  for (;;) {
+    const rows = await runTransaction(apart(ctx, store), (tx) => tx.getRange(begin, end, { limit: CLEAR_PAGE }), READ_ONLY);
+    const plain = rows.filter(({ key }) => !(terms.unpack(key)[0] as string).startsWith('~')).map(({ key }) => key);
+    if (plain.length > 0) {
+      await runTransaction(
+        apart(ctx, store),
+        async (tx) => {
+          for (const key of plain) tx.clear(key);
+        },
+        BACKGROUND,
+      );
+    }
+    if (rows.length < CLEAR_PAGE) return;
+    begin = Buffer.concat([rows.at(-1)!.key, Buffer.from([0])]);
+  }
 }

@@ -39,7 +39,7 @@ import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 
 /**
  * Word runs kept in a store apart from the transaction's (`indexer/runs-apart.ts`):
- * the runs the merge thread opened, read beside the transaction's own at
+ * the runs the indexer's merges opened, read beside the transaction's own at
  * the store's latest commit. Only ever later than the transaction's snapshot,
  * which a search relies on: a checkpoint gone from the pending list it read
  * has its runs apart already.
@@ -103,7 +103,7 @@ export class TermRows {
     private readonly codecs: Codecs,
     private readonly sealing: Sealing | undefined,
     tenant: string,
-    /** The runs the merge thread opened, when kept apart. */
+    /** The runs the indexer's merges opened, when kept apart. */
     private readonly apart?: RunsApart,
   ) {
     this.pending = new PendingTermRows(tx, tenant, spaces.pendingTerms, spaces.pendingList, codecs.pendingList);
