@@ -80,7 +80,7 @@ export function perfUnavailable(): string | undefined {
 
 /** Starts sampling every thread of `pid`; the result stops it. */
 export function startPerf(pid: number, file: string): () => Promise<void> {
-  const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', String(PERF_FREQUENCY), '-g', '-p', String(pid), '-o', file], { stdio: 'ignore' });
+  const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', String(PERF_FREQUENCY), '-g', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] });
   return () =>
     new Promise((resolve) => {
       child.once('exit', () => resolve());
