@@ -28,14 +28,13 @@
 import type { ServiceContext } from '../context.js';
 import { dutyPeriodic } from '../fleet/duties.js';
 import type { Periodic } from '../maintenance/periodic.js';
-import { Repository, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
+import { Repository, runKeys, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
 import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
 import { MERGE_THREAD, type MergeThread } from './merge-thread.js';
 import { mergeGiven, type GivenRow, type MergeWrite, type TaskMerge } from './merge-rows.js';
 import { writeApart } from './runs-apart.js';
-import { keyspaceOf } from '../repository/keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 
 /** A task's open runs row as a listing read it (value undefined: none). */
@@ -279,7 +278,7 @@ export class Indexer {
     const apart = this.ctx.runsApart;
     let here = batch;
     if (apart?.merges === true) {
-      const split = splitRuns(batch, keyspaceOf(tenant).terms.prefix);
+      const split = splitRuns(batch, runKeys(tenant).has);
       await writeApart(this.ctx, apart.store, split.runs);
       here = split.rest;
     }
@@ -353,22 +352,18 @@ function withinApplyBytes(merges: readonly TaskMerge[]): readonly TaskMerge[] {
   return merges;
 }
 
-/** The runs the merges open (keys set under `prefix`, the word runs' space) apart from the rest of their writes. */
-function splitRuns(merges: readonly TaskMerge[], prefix: Buffer): { runs: KeyValue[]; rest: TaskMerge[] } {
+/** The runs the merges open (keys set that `isRun` names) apart from the rest of their writes. */
+function splitRuns(merges: readonly TaskMerge[], isRun: (key: Buffer) => boolean): { runs: KeyValue[]; rest: TaskMerge[] } {
   const runs: KeyValue[] = [];
   const rest = merges.map(({ taskId, writes }) => {
     const others: MergeWrite[] = [];
     for (const write of writes) {
-      if (write.value !== null && startsWith(write.key, prefix)) runs.push({ key: write.key, value: write.value });
+      if (write.value !== null && isRun(write.key)) runs.push({ key: write.key, value: write.value });
       else others.push(write);
     }
     return { taskId, writes: others };
   });
   return { runs, rest };
-}
-
-function startsWith(key: Buffer, prefix: Buffer): boolean {
-  return key.length >= prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean {

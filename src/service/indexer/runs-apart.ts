@@ -27,8 +27,7 @@
  */
 import type { Config } from '../../config.js';
 import type { KeyValue, Store } from '../../store/store.js';
-import { keyspaceOf } from '../repository/keyspace.js';
-import type { RunsApart } from '../repository/terms.js';
+import { runKeys, type RunsApart } from '../repository/repository.js';
 import { runTransaction, type RunnerContext } from '../transactions.js';
 
 /** The companion's name: its subdirectory in the data directory. */
@@ -112,12 +111,11 @@ const CLEAR_PAGE = 1_000;
  * with encryption merges now, and stay.
  */
 export async function clearPlainApart(ctx: RunnerContext, store: Store, tenant: string): Promise<void> {
-  const { terms } = keyspaceOf(tenant);
-  let { begin } = terms.range();
-  const { end } = terms.range();
+  const keys = runKeys(tenant);
+  let { begin } = keys;
   for (;;) {
-    const rows = await runTransaction(apart(ctx, store), (tx) => tx.getRange(begin, end, { limit: CLEAR_PAGE }), READ_ONLY);
-    const plain = rows.filter(({ key }) => !(terms.unpack(key)[0] as string).startsWith('~')).map(({ key }) => key);
+    const rows = await runTransaction(apart(ctx, store), (tx) => tx.getRange(begin, keys.end, { limit: CLEAR_PAGE }), READ_ONLY);
+    const plain = rows.filter(({ key }) => keys.plain(key)).map(({ key }) => key);
     if (plain.length > 0) {
       await runTransaction(
         apart(ctx, store),

@@ -31,6 +31,7 @@
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
 import { unpackStrings, type Subspace } from '../../store/keyspace.js';
+import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
@@ -47,6 +48,21 @@ import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 export interface RunsApart {
   get(key: Buffer): Promise<Buffer | undefined>;
   getRange(begin: Buffer, end: Buffer, limit: number): Promise<KeyValue[]>;
+}
+
+/** Where a tenant's word runs are keyed (`tr`), for the runs kept apart (`indexer/runs-apart.ts`). */
+export function runKeys(tenant: string): { begin: Buffer; end: Buffer; has(key: Buffer): boolean; plain(key: Buffer): boolean } {
+  const { terms } = keyspaceOf(tenant);
+  const { begin, end } = terms.range();
+  const { prefix } = terms;
+  return {
+    begin,
+    end,
+    /** Whether `key` is one of the tenant's run keys. */
+    has: (key) => key.length >= prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0,
+    /** Whether a run key's word is written plain, not blinded (`~`…). */
+    plain: (key) => !(terms.unpack(key)[0] as string).startsWith('~'),
+  };
 }
 
 /** One run of a word in one task: `last` undefined while it is open. */
