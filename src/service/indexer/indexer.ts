@@ -11,7 +11,9 @@
  * batches, and every batch once the thread has failed, are merged on the
  * event loop. A batch merges and removes its entries atomically,
  * so after a crash the list holds exactly what is left: nothing is merged
- * twice or lost. It is a duty (`fleet/duties.ts`): over FoundationDB one
+ * twice or lost. Over LMDB the runs a batch opens are committed apart
+ * first (`runs-apart.ts`); a crash between the two commits leaves the
+ * entries listed, and their merge writes the same runs again. It is a duty (`fleet/duties.ts`): over FoundationDB one
  * instance at a time merges; the others' creates are merged by the holder,
  * found through the tenants marked due, at least once a second. An instance
  * started with `BATON_INDEXER=off` never merges.
