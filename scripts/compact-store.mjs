@@ -22,11 +22,17 @@ if (existsSync(join(target, 'data.mdb'))) {
   console.error(`${target} already holds a store; name an empty or new directory.`);
   process.exit(2);
 }
-mkdirSync(target, { recursive: true });
-const env = open({ path: source, noSubdir: false, maxDbs: 4, readOnly: true });
-// The environment is a directory: LMDB writes data.mdb inside the directory it is given.
-await env.backup(target, true);
-await env.close();
+// The store, and its companion environments in subdirectories: `runs/` holds the word runs the indexer's merges open (docs/storage.md).
+const COMPANIONS = ['runs'];
+const environments = ['', ...COMPANIONS.filter((name) => existsSync(join(source, name, 'data.mdb')))];
+for (const name of environments) {
+  mkdirSync(join(target, name), { recursive: true });
+  const env = open({ path: join(source, name), noSubdir: false, maxDbs: 4, readOnly: true });
+  // The environment is a directory: LMDB writes data.mdb inside the directory it is given.
+  await env.backup(join(target, name), true);
+  await env.close();
+}
 // The queue and the signing key are files beside the store: they are the operator's to move (docs/retention.md).
-const size = (dir) => statSync(join(dir, 'data.mdb')).size;
-console.log(`compacted ${source} (${size(source)} bytes) into ${target} (${size(target)} bytes); other files left in place: ${readdirSync(source).filter((f) => !f.startsWith('data.mdb') && f !== 'lock.mdb').join(', ') || 'none'}`);
+const size = (dir) => environments.reduce((sum, name) => sum + statSync(join(dir, name, 'data.mdb')).size, 0);
+const left = readdirSync(source).filter((f) => !f.startsWith('data.mdb') && f !== 'lock.mdb' && !environments.includes(f));
+console.log(`compacted ${source} (${size(source)} bytes) into ${target} (${size(target)} bytes); other files left in place: ${left.join(', ') || 'none'}`);

@@ -2,7 +2,8 @@
  * Space after a purge: LMDB reuses the pages freed by a purge for new
  * writes (the file grows far less the second time), and `npm run
  * store:compact` copies a store compacted, offline, into a smaller file that
- * opens and reads as the original.
+ * opens and reads as the original, its companion environment (`runs/`, the
+ * word runs the indexer's merges open) with it.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -37,6 +38,8 @@ describe('space after a purge', () => {
     expect(second - first).toBeLessThan(first / 4);
     await store.transact(async (tx) => tx.clearRange(Buffer.from('b-'), Buffer.from('b.')));
     await fill(store, 'c', 500);
+    const runs = store.companion('runs');
+    await runs.transact(async (tx) => tx.set(Buffer.from('run-1'), Buffer.from('open')));
     await store.close();
 
     const copy = join(dir, 'copy');
@@ -47,6 +50,9 @@ describe('space after a purge', () => {
     const rows = await reopened.transact(async (tx) => tx.getRange(Buffer.from('c-'), Buffer.from('c.')), { readOnly: true });
     expect(rows).toHaveLength(500);
     expect(rows.every((row) => Buffer.compare(row.value, VALUE) === 0)).toBe(true);
+    const run = await reopened.companion('runs').transact(async (tx) => tx.get(Buffer.from('run-1')), { readOnly: true });
+    expect(run?.toString()).toBe('open');
+    expect(out).not.toMatch(/left in place: .*runs/);
     await reopened.close();
     rmSync(dir, { recursive: true, force: true });
   });
