@@ -58,7 +58,11 @@ export async function* eventStream(context: StreamContext, options: StreamOption
 
   while (!signal?.aborted) {
     const connection = new AbortController();
-    const linked = signal ? AbortSignal.any([signal, connection.signal]) : connection.signal;
+    // The caller's abort reaches the connection through a listener that holds it, not `AbortSignal.any`:
+    // the signal that makes is held weakly, and once collected an abort no longer reached the open
+    // response, so the stream went on forever (seen under load, where the collection came first).
+    const stop = (): void => connection.abort(signal?.reason);
+    signal?.addEventListener('abort', stop, { once: true });
     let idle: ReturnType<typeof setTimeout> | undefined;
     const touch = (): void => {
       clearTimeout(idle);
@@ -72,7 +76,7 @@ export async function* eventStream(context: StreamContext, options: StreamOption
       const headers: Record<string, string> = { accept: 'text/event-stream', 'cache-control': 'no-cache', ...(await context.authorization()) };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const types = options.types && options.types.length > 0 ? options.types.join(',') : undefined;
-      const response = await context.fetch(context.url({ types }), { method: 'GET', headers, signal: linked, redirect: 'error' });
+      const response = await context.fetch(context.url({ types }), { method: 'GET', headers, signal: connection.signal, redirect: 'error' });
       if (!response.ok) {
         if (isRetriableStatus(response.status)) retryAfter = parseRetryAfter(response.headers.get('retry-after'));
         throw await errorFromResponse(response);
@@ -81,7 +85,7 @@ export async function* eventStream(context: StreamContext, options: StreamOption
         await response.body?.cancel();
         throw unexpected(response.status, 'The service answered the event stream with another media type.');
       }
-      for await (const frame of frames(response.body, touch, (ms) => (reconnectMs = ms))) {
+      for await (const frame of frames(response.body, connection.signal, touch, (ms) => (reconnectMs = ms))) {
         if (frame.id !== undefined) lastEventId = frame.id;
         if (frame.data === '') continue;
         const event = parseEvent(frame, lastEventId);
@@ -95,8 +99,11 @@ export async function* eventStream(context: StreamContext, options: StreamOption
       failure = error;
     } finally {
       clearTimeout(idle);
+      signal?.removeEventListener('abort', stop);
       connection.abort();
     }
+    // Stopped by the caller: the read was cancelled, and the stream ends here.
+    if (signal?.aborted) return;
     // The stream ended or broke: connect again after the last event delivered.
     if (!delivered) failures += 1;
     if (failures > maxFailures) throw failure ?? unexpected(200, 'The event stream kept ending without delivering an event.');
@@ -126,13 +133,34 @@ function parseEvent(frame: Frame, cursor: string | undefined): StoredEvent {
  * at the end of the stream is dropped, as the standard says, so its event is
  * delivered again after the reconnection.
  */
-async function* frames(body: ReadableStream<Uint8Array>, touch: () => void, retry: (ms: number) => void): AsyncGenerator<Frame> {
+async function* frames(body: ReadableStream<Uint8Array>, signal: AbortSignal, touch: () => void, retry: (ms: number) => void): AsyncGenerator<Frame> {
   const decoder = new TextDecoder();
   let buffer = '';
   let id: string | undefined;
   let data: string[] = [];
   let sawCarriageReturn = false;
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+  // The connection's abort cancels the read here: fetch's own abort does not always reach a body already
+  // streaming (once fetch's request is collected, its abort listener goes with it), and the stream then
+  // read heartbeats forever after its caller had stopped it.
+  const reader = body.getReader();
+  const cancel = (): void => void reader.cancel(signal.reason).catch(() => undefined);
+  if (signal.aborted) cancel();
+  else signal.addEventListener('abort', cancel, { once: true });
+  let ended = false;
+  try {
+    for (;;) {
+      const { done, value: chunk } = await reader.read();
+      if (done) break;
+      yield* framesOf(chunk);
+    }
+    ended = true;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    // Left before the end (the caller stopped reading, or a frame was bad): the response is not read on.
+    if (!ended) cancel();
+  }
+
+  function* framesOf(chunk: Uint8Array): Generator<Frame> {
     touch();
     let text = decoder.decode(chunk, { stream: true });
     // A CRLF split across two chunks: its LF was already counted as the CR's line end.

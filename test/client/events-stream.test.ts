@@ -4,10 +4,12 @@
  * the last event it handed over, and the events it yields across the cuts
  * are exactly the server's listing after the start — none repeated, none
  * skipped, in order. A refusal ends it; a dead-but-open connection is
- * replaced; leaving the loop closes the connection.
+ * replaced; leaving the loop closes the connection; aborting its signal ends
+ * it even over a response that does not heed the abort itself (as fetch's
+ * did not, now and then, once its request was collected).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BatonError, type BatonClient, type StoredEvent, type StreamOptions } from '../../src/client/index.js';
+import { BatonClient, BatonError, type StoredEvent, type StreamOptions } from '../../src/client/index.js';
 import { Collector } from './support/collector.js';
 import { problemAnswer, ScriptedProxy } from './support/proxy.js';
 import { listen, until, work, type Listening } from './support/server.js';
@@ -148,5 +150,38 @@ describe('client.events.stream, over a real socket', () => {
       break;
     }
     await until(() => proxy.openAnswers() === 0, 'the stream was closed');
+  });
+});
+
+describe('client.events.stream, stopped by its signal', () => {
+  it('ends, and cancels the response, even when the response does not heed the abort itself', async () => {
+    let cancelled = false;
+    // A live feed that sends a heartbeat every 20 ms and never ends, whatever the request's signal says.
+    const fetch = async (): Promise<Response> => {
+      let timer: ReturnType<typeof setInterval> | undefined;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          timer = setInterval(() => controller.enqueue(new TextEncoder().encode(': heartbeat\n\n')), 20);
+        },
+        cancel() {
+          cancelled = true;
+          clearInterval(timer);
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    };
+    const client = new BatonClient({ baseUrl: 'http://127.0.0.1:9', token: 'unused', fetch });
+    const abort = new AbortController();
+    const events: StoredEvent[] = [];
+    const done = (async () => {
+      for await (const event of client.events.stream({ signal: abort.signal })) events.push(event);
+      return 'ended';
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    abort.abort();
+    const outcome = await Promise.race([done, new Promise((resolve) => setTimeout(() => resolve('still reading'), 2_000))]);
+    expect(outcome).toBe('ended');
+    expect(cancelled).toBe(true);
+    expect(events).toEqual([]);
   });
 });
