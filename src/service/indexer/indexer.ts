@@ -44,9 +44,17 @@ type OpenRow = { key: Buffer; value: Buffer | undefined };
 
 /** A batch as a read-only listing found it: its pending entries, their tasks' open runs, and the merge when it was made there. */
 interface Listed {
+  /** Whether the listing found a full batch: more may wait behind it. */
+  full: boolean;
   entries: KeyValue[];
   open: Map<string, OpenRow>;
   merges?: TaskMerge[];
+}
+
+/** A batch merged: how many entries, and whether its listing was a full batch (more may wait behind it). */
+interface Batch {
+  merged: number;
+  full: boolean;
 }
 
 /** What a batch answers when it found fewer entries than a batch and merged none, in a pass that merges full batches only. */
@@ -176,7 +184,10 @@ export class Indexer {
   }
 
   /**
-   * Merges every tenant marked due, until each one's list is empty, or (a
+   * Merges every tenant marked due, until each one's list is empty or a
+   * batch was short of full (what arrived while it merged waits for the next
+   * pass: under a steady load a pass that chased its tail merged ~10 entries
+   * a batch, each batch a listing, two commits and their fsyncs), or (a
    * pass a full batch started) until its batches are no longer full (the
    * duty's runs never overlap); run only while this instance holds the
    * duty. A pass that ends with every list empty sets the backlog to 0,
@@ -213,9 +224,10 @@ export class Indexer {
       // Still the holder: a pass under load runs for as long as creates keep coming.
       this.heldAt = this.ctx.now().getTime();
       const onThread = sealing === undefined && this.thread.available;
-      const count = onThread ? await this.mergeOnThread(tenant, drain) : await this.mergeHere(tenant, sealing, drain);
+      const batch = onThread ? await this.mergeOnThread(tenant, drain) : await this.mergeHere(tenant, sealing, drain);
       // Fewer than a batch, left for the next full batch, the delay or the sweep.
-      if (count === LEFT) return false;
+      if (batch === LEFT) return false;
+      const count = batch.merged;
       if (count === 0) return true;
       this.merged += count;
       this.batches += 1;
@@ -223,6 +235,8 @@ export class Indexer {
       this.ctx.metrics.indexerMerged.inc(count);
       this.ctx.metrics.indexerBacklog.set(this.unmerged);
       if (state.stopped) return false;
+      // A batch short of full took what there was: what arrived meanwhile waits for the next pass rather than a batch of a few.
+      if (!batch.full) return false;
     }
   }
 
@@ -232,17 +246,21 @@ export class Indexer {
    * otherwise listed first, then read again by key in one merge transaction
    * ({@link mergeEntries}).
    */
-  private async mergeHere(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<number | typeof LEFT> {
+  private async mergeHere(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<Batch | typeof LEFT> {
     if (this.ctx.runsApart?.merges === true) {
       const listed = await this.list(tenant, sealing, drain, true);
       if (listed === undefined) return LEFT;
-      if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)), BACKGROUND);
-      return this.applyBatch(tenant, listed.merges!, listed.entries, listed.open);
+      if (listed.entries.length === 0) return { merged: await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)), BACKGROUND), full: false };
+      const merged = await this.applyBatch(tenant, listed.merges!, listed.entries, listed.open);
+      // Entries a batch listed and left (past a transaction's bytes, or their task changed) wait behind it as a full batch's would.
+      return { merged, full: listed.full || merged < listed.entries.length };
     }
     const listed = await runTransaction(this.ctx, async (tx) => (await new Repository(tx, tenant, sealing).terms.pending.list(MERGE_BATCH)).entries, { readOnly: true });
     const entries = withinBytes(listed, (entry) => entry.bytes.length);
-    if (!drain && !fullBatch(listed.length, entries.length)) return LEFT;
-    return runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)), BACKGROUND);
+    const full = fullBatch(listed.length, entries.length);
+    if (!drain && !full) return LEFT;
+    const merged = await runTransaction(this.ctx, (tx) => (entries.length === 0 ? mergeBatch(new Repository(tx, tenant, sealing)) : mergeEntries(new Repository(tx, tenant, sealing), entries)), BACKGROUND);
+    return { merged, full: full || merged < entries.length };
   }
 
   /**
@@ -261,9 +279,10 @@ export class Indexer {
         if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
         const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
         const open = new Map(await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const)));
-        if (!here || entries.length === 0) return { entries, open };
+        const full = fullBatch(rows.length, entries.length);
+        if (!here || entries.length === 0) return { full, entries, open };
         const given: GivenRow[] = [...entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
-        return { entries, open, merges: await mergeGiven(tenant, given, sealing, tx) };
+        return { full, entries, open, merges: await mergeGiven(tenant, given, sealing, tx) };
       },
       { readOnly: true },
     );
@@ -295,10 +314,10 @@ export class Indexer {
    * entries for the next batch). A thread that fails hands the batch, and
    * the ones after it, to the event loop.
    */
-  private async mergeOnThread(tenant: string, drain: boolean): Promise<number | typeof LEFT> {
+  private async mergeOnThread(tenant: string, drain: boolean): Promise<Batch | typeof LEFT> {
     const listed = await this.list(tenant, undefined, drain, false);
     if (listed === undefined) return LEFT;
-    if (listed.entries.length === 0) return runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)), BACKGROUND);
+    if (listed.entries.length === 0) return { merged: await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)), BACKGROUND), full: false };
     let merges: TaskMerge[];
     try {
       merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()]);
@@ -306,9 +325,9 @@ export class Indexer {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
       return this.mergeHere(tenant, undefined, true);
     }
-    const count = await this.applyBatch(tenant, merges, listed.entries, listed.open);
-    this.onThread += count;
-    return count;
+    const merged = await this.applyBatch(tenant, merges, listed.entries, listed.open);
+    this.onThread += merged;
+    return { merged, full: listed.full || merged < listed.entries.length };
   }
 }
 
