@@ -95,12 +95,16 @@ interface Sample {
 
 function* samplesOf(file: string): Generator<Sample> {
   const script = spawnSync('perf', ['script', '-i', file, '-F', 'tid,ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (script.error !== undefined || script.status !== 0) {
+    process.stderr.write(`perf script read nothing from ${file}: ${script.error?.message ?? `exit ${script.status}`} ${script.stderr?.trim().split('\n').slice(-3).join(' ') ?? ''}\n`);
+  }
   let current: Sample | undefined;
-  for (const line of script.stdout.split('\n')) {
+  for (const line of (script.stdout ?? '').split('\n')) {
     if (line === '') {
       if (current !== undefined) yield current;
       current = undefined;
-    } else if (!line.startsWith('\t') && !line.startsWith(' ')) {
+    } else if (!line.startsWith('\t')) {
+      // A sample's first line is its thread id, right-aligned (a space before an id under five digits); its frames start with a tab.
       current = { tid: Number(line.trim().split(/\s+/)[0]), frames: [] };
     } else if (current !== undefined) {
       current.frames.push(line.trim().replace(/^[0-9a-f]+ /, ''));

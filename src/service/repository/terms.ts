@@ -30,7 +30,7 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
-import { unpackStrings, type Subspace } from '../../store/keyspace.js';
+import { packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
 import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
@@ -176,25 +176,42 @@ export class TermRows {
       this.index.writeDeferred(taskId, entry.at, entry.index);
       // A task's first checkpoint (again, after a purge) starts every run afresh.
       if (entry.previous === undefined) open = new Map();
-      const words = new Set(entry.words.map((word) => this.respelled(word)));
-      const next = new Map<string, IndexPosition>();
-      for (const [word, start] of open) {
-        if (words.has(word)) next.set(word, start);
-        else {
-          this.close(await this.openWord(word, taskId, start), taskId, start, entry.previous!);
-          changed = true;
-        }
-      }
       const at = entry.at;
-      const started: string[] = [];
-      for (const word of words) {
+      // The next open runs, made from this checkpoint's words alone: a word the last one held keeps its start, any other starts here.
+      const next = new Map<string, IndexPosition>();
+      let started: string[] | undefined;
+      let startsAt: Buffer | undefined;
+      for (const held of entry.words) {
+        const word = this.respelled(held);
+        const start = open.get(word);
+        if (start !== undefined) {
+          next.set(word, start);
+          continue;
+        }
         if (next.has(word)) continue;
         // A position merged for the first time: no run has ended under the task there.
-        this.tx.set(this.runKey(word, taskId, at), OPEN);
-        started.push(word);
+        startsAt ??= this.runSuffix(taskId, at);
+        this.tx.set(packStringBetween(this.spaces.terms.prefix, word, startsAt), OPEN);
+        (started ??= []).push(word);
         next.set(word, at);
       }
-      if (started.length > 0) {
+      // Every open run this checkpoint lacks ends at the one before it; the runs that end together mostly started together.
+      if (next.size - (started?.length ?? 0) < open.size) {
+        const last = this.lastValue(entry.previous!);
+        let endsOf: IndexPosition | undefined;
+        let ends: Buffer | undefined;
+        for (const [word, start] of open) {
+          if (next.has(word)) continue;
+          const spelled = this.sealing === undefined || word.startsWith('~') ? word : await this.openWord(word, taskId, start);
+          if (start !== endsOf) {
+            endsOf = start;
+            ends = this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId);
+          }
+          this.tx.set(packStringBetween(ends!, spelled, EMPTY), last);
+        }
+        changed = true;
+      }
+      if (started !== undefined) {
         this.listStarts(taskId, at, started, []);
         changed = true;
       }
@@ -498,6 +515,11 @@ export class TermRows {
     return this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, word);
   }
 
+  /** What follows the word in the run keys of a task that start at `start` (`runKey`). */
+  private runSuffix(taskId: string, start: IndexPosition): Buffer {
+    return PARTS.pack(taskId, start.createdAt, start.checkpointId);
+  }
+
   private runKey(word: string, taskId: string, start: IndexPosition): Buffer {
     return this.spaces.terms.pack(word, taskId, start.createdAt, start.checkpointId);
   }
@@ -531,6 +553,9 @@ const AT = 0x40;
 
 /** Run values hold positions and words hold ids or keyed hashes: nothing to bind. */
 const EMPTY = Buffer.alloc(0);
+
+/** Packs key parts with no prefix: the tail of a key made of a prefix, one part and these (`packStringBetween`). */
+const PARTS = new Subspace(EMPTY);
 
 /** The value of an open run: an empty MessagePack array. */
 const OPEN = Buffer.from([0x90]);
