@@ -41,11 +41,15 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * the others wait in its pending entry, as tab-led lines after its words,
  * until the indexer merges them (`indexes.ts`); a release before it would
  * not find a new checkpoint by its agent, status or labels until then, and
- * would take those lines for words. An earlier tenant is raised to 7 when this version first
+ * would take those lines for words. 8: a task's open runs (`openTerms`,
+ * `to`) are written a line per start with its words after it, positions
+ * packed (`open-runs.ts`), so the row fits a page without an overflow page;
+ * a release before it would read no open run there and start every word's
+ * run afresh at the task's next merge. An earlier tenant is raised to 8 when this version first
  * writes to it, so an earlier release stops writing to it; what that release
  * wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 7;
+export const STORE_FORMAT = 8;
 
 export interface StoreHeader {
   format: number;

@@ -36,6 +36,7 @@ import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
 import { KeptValues } from './kept-values.js';
+import { openRunsOf, openRunsText } from './open-runs.js';
 import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 
 /**
@@ -388,50 +389,22 @@ export class TermRows {
   async openRuns(taskId: string): Promise<ReadonlyMap<string, IndexPosition>> {
     const key = this.spaces.openTerms.pack(taskId);
     const value = await this.tx.get(key);
-    const runs = new Map<string, IndexPosition>();
-    if (value === undefined) return runs;
+    if (value === undefined) return new Map();
     const kept = OPEN_RUNS.get(key, value);
     if (kept !== undefined) return kept;
-    // Lines: each start as "@n createdAt checkpointId", then each word as "word n" (`writeOpenRuns`).
-    const lines = decodeWith<string>(this.codecs.openTerms, value, EMPTY).split('\n');
-    const starts = new Map<string, IndexPosition>();
-    for (const line of lines) {
-      const space = line.indexOf(' ');
-      // No open run at all is the empty text.
-      if (space < 0) continue;
-      const head = line.slice(0, space);
-      const tail = line.slice(space + 1);
-      if (head.charCodeAt(0) === AT) starts.set(head.slice(1), { createdAt: tail.slice(0, tail.indexOf(' ')), checkpointId: tail.slice(tail.indexOf(' ') + 1) });
-      else runs.set(head, starts.get(tail)!);
-    }
+    const runs = openRunsOf(decodeWith<string>(this.codecs.openTerms, value, EMPTY));
     OPEN_RUNS.set(key, value, runs);
     return runs;
   }
 
   /**
-   * Replaces the task's open runs: one line per distinct start (most of a
-   * task's runs start together), `@n createdAt checkpointId`, then one per
-   * word, `word n`. Words, times and ids hold no space or line break, and a
-   * line of text is several times cheaper to make and read than a
-   * MessagePack map of a hundred entries, on every create. `runs` is kept
-   * as the task's open runs (`OpenRunsCache`): the caller leaves it as it is.
+   * Replaces the task's open runs (`open-runs.ts`: a line per start, its
+   * words after it). `runs` is kept as the task's open runs
+   * (`OpenRunsCache`): the caller leaves it as it is.
    */
   writeOpenRuns(taskId: string, runs: ReadonlyMap<string, IndexPosition>): void {
-    // Runs that start together share one position object (`openRuns`, `append`): told apart by identity, not by text.
-    const starts = new Map<IndexPosition, number>();
-    let head = '';
-    let body = '';
-    for (const [word, start] of runs) {
-      let at = starts.get(start);
-      if (at === undefined) {
-        at = starts.size;
-        starts.set(start, at);
-        head += `@${at} ${start.createdAt} ${start.checkpointId}\n`;
-      }
-      body += `${word} ${at}\n`;
-    }
     const key = this.spaces.openTerms.pack(taskId);
-    const bytes = this.codecs.openTerms.encode(head + body, EMPTY);
+    const bytes = this.codecs.openTerms.encode(openRunsText(runs), EMPTY);
     this.tx.set(key, bytes);
     OPEN_RUNS.set(key, bytes, runs);
   }
@@ -547,9 +520,6 @@ function isOpen(run: Uint8Array): boolean {
 function lastOf(value: string[]): IndexPosition | undefined {
   return value.length === 2 ? { createdAt: value[0]!, checkpointId: value[1]! } : undefined;
 }
-
-/** `@`, which starts a line of a start position in the open runs' text. */
-const AT = 0x40;
 
 /** Run values hold positions and words hold ids or keyed hashes: nothing to bind. */
 const EMPTY = Buffer.alloc(0);

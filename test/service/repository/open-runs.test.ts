@@ -2,13 +2,17 @@
  * A task's open runs are kept in memory by the bytes they were written as
  * (`OpenRunsCache` in `terms.ts`), so a create need not parse them again.
  * What is read is still what the store holds: an aborted write, or a row
- * changed behind the cache, reads as stored.
+ * changed behind the cache, reads as stored. The row's text (`open-runs.ts`,
+ * store format 8) gives back every word and start exactly, whatever form the
+ * times and ids have, and a hundred words stay under LMDB's limit for a
+ * value kept on its leaf; format 7's rows are still read.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codecsFor } from '../../../src/service/repository/codec.js';
+import { openRunsOf, openRunsText } from '../../../src/service/repository/open-runs.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { TermRows } from '../../../src/service/repository/terms.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
@@ -56,5 +60,52 @@ describe('open runs', () => {
       copy.set('extra', B);
     });
     expect(await read()).toEqual([['lease', 'a']]);
+  });
+});
+
+describe('the open runs\' text', () => {
+  it('gives back each word and its start exactly, times and ids in any form, starts shared by the words that share them', () => {
+    const starts = [
+      { createdAt: '2026-11-28T17:46:40.123Z', checkpointId: '01a22324-3ec9-72d2-a427-444640a243e4' },
+      // Not in their usual form: an upper-case UUID, a time without milliseconds, ids that are no UUID.
+      { createdAt: '2026-11-28T17:46:41Z', checkpointId: '01A22324-3EC9-72D2-A427-444640A243E4' },
+      { createdAt: '1969-12-31T23:59:59.999Z', checkpointId: 'cp=7' },
+      { createdAt: '+012026-01-01T00:00:00.000Z', checkpointId: 'b' },
+    ];
+    const runs = new Map([
+      ['lease', starts[0]!],
+      ['file:src/a%20b.ts', starts[1]!],
+      ['~Zm9vYmFy', starts[0]!],
+      ['sha256:00ff', starts[2]!],
+      ['epoch', starts[3]!],
+      ['sweeper', starts[1]!],
+    ]);
+    const read = openRunsOf(openRunsText(runs));
+    expect([...read].sort()).toEqual([...runs].sort());
+    // Runs that start together come back sharing one position.
+    expect(read.get('lease')).toBe(read.get('~Zm9vYmFy'));
+    expect(read.get('file:src/a%20b.ts')).toBe(read.get('sweeper'));
+    expect(openRunsOf(openRunsText(new Map()))).toEqual(new Map());
+  });
+
+  it('keeps a hundred words over fifteen starts under 2,000 bytes (format 7 wrote them in ~2,400)', () => {
+    const starts = Array.from({ length: 15 }, (_, i) => ({ createdAt: new Date(Date.UTC(2026, 10, 28, 17, i)).toISOString(), checkpointId: `01a22324-3ec9-72d2-a427-${String(i).padStart(12, '0')}` }));
+    const runs = new Map(Array.from({ length: 100 }, (_, i) => [`word${String(i).padStart(4, '0')}`, starts[i % 15]!] as const));
+    const bytes = codecsFor(undefined).openTerms.encode(openRunsText(runs), Buffer.alloc(0)).length;
+    expect(bytes).toBeLessThan(2_000);
+    const format7 = [...starts.map((s, i) => `@${i} ${s.createdAt} ${s.checkpointId}`), ...[...runs].map(([w, s]) => `${w} ${starts.indexOf(s)}`)].join('\n');
+    expect(Buffer.byteLength(format7)).toBeGreaterThan(2_000);
+    expect(openRunsOf(format7)).toEqual(runs);
+  });
+
+  it('reads a row format 7 wrote and writes it back in the new form, the same runs', async () => {
+    const key = ks.openTerms.pack('task-1');
+    await store.transact(async (tx) => tx.set(key, codecsFor(undefined).openTerms.encode(`@0 ${A.createdAt} a\n@1 ${B.createdAt} b\nlease 0\nsweeper 1\n`, Buffer.alloc(0))));
+    const before = await read();
+    expect(before).toEqual([['lease', 'a'], ['sweeper', 'b']]);
+    await store.transact(async (tx) => rows(tx).writeOpenRuns('task-1', await rows(tx).openRuns('task-1')));
+    const text = await store.transact(async (tx) => codecsFor(undefined).openTerms.decode((await tx.get(key))!, Buffer.alloc(0)) as string, { readOnly: true });
+    expect(text.startsWith('+')).toBe(true);
+    expect(await read()).toEqual(before);
   });
 });
