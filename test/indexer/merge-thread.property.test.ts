@@ -120,7 +120,7 @@ it('does not apply a task’s writes when an entry changed after the listing, an
       const open = new Map([['task-a', await terms.openRunsRow('task-a')], ['task-b', await terms.openRunsRow('task-b')]]);
       return { entries, open };
     }, { readOnly: true });
-    const merges = await thread.merge(tenant, listed.entries, [...listed.open.values()]);
+    const merges = (await thread.merge(tenant, listed.entries, [...listed.open.values()]))!;
     expect(merges.map((merge) => merge.taskId)).toEqual(['task-a', 'task-b']);
     // task-a's newest checkpoint changed its words after the listing: its entry is rewritten.
     await harness.store.transact(async (tx) => {

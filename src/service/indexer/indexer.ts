@@ -7,8 +7,11 @@
  * batches of {@link MERGE_BATCH}, every task's pending checkpoints
  * together. The merge itself is made on the indexer's thread
  * (`merge-worker.ts`) and applied here in one transaction a batch, which
- * checks first that what the merge read is unchanged; a sealed tenant's
- * batches, and every batch once the thread has failed, are merged on the
+ * checks first that what the merge read is unchanged. A tenant with
+ * encryption at rest merges there too (its words and entries are blind
+ * already; the key never reaches the thread), except a batch holding a word
+ * or entry written before encryption was on, which only the key can blind:
+ * that batch, and every batch once the thread has failed, is merged on the
  * event loop. A batch merges and removes its entries atomically,
  * so after a crash the list holds exactly what is left: nothing is merged
  * twice or lost. Over LMDB the runs a batch opens are committed apart
@@ -223,8 +226,7 @@ export class Indexer {
     for (;;) {
       // Still the holder: a pass under load runs for as long as creates keep coming.
       this.heldAt = this.ctx.now().getTime();
-      const onThread = sealing === undefined && this.thread.available;
-      const batch = onThread ? await this.mergeOnThread(tenant, drain) : await this.mergeHere(tenant, sealing, drain);
+      const batch = this.thread.available ? await this.mergeOnThread(tenant, sealing, drain) : await this.mergeHere(tenant, sealing, drain);
       // Fewer than a batch, left for the next full batch, the delay or the sweep.
       if (batch === LEFT) return false;
       const count = batch.merged;
@@ -314,17 +316,19 @@ export class Indexer {
    * entries for the next batch). A thread that fails hands the batch, and
    * the ones after it, to the event loop.
    */
-  private async mergeOnThread(tenant: string, drain: boolean): Promise<Batch | typeof LEFT> {
-    const listed = await this.list(tenant, undefined, drain, false);
+  private async mergeOnThread(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<Batch | typeof LEFT> {
+    const listed = await this.list(tenant, sealing, drain, false);
     if (listed === undefined) return LEFT;
-    if (listed.entries.length === 0) return { merged: await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, undefined)), BACKGROUND), full: false };
-    let merges: TaskMerge[];
+    if (listed.entries.length === 0) return { merged: await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)), BACKGROUND), full: false };
+    let merges: TaskMerge[] | undefined;
     try {
-      merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()]);
+      merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()], sealing !== undefined);
     } catch (error) {
       this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
-      return this.mergeHere(tenant, undefined, true);
+      return this.mergeHere(tenant, sealing, true);
     }
+    // A sealed tenant's batch with a word or entry written before encryption was on: blinded here, with the key.
+    if (merges === undefined) return this.mergeHere(tenant, sealing, true);
     const merged = await this.applyBatch(tenant, merges, listed.entries, listed.open);
     this.onThread += merged;
     return { merged, full: listed.full || merged < listed.entries.length };

@@ -110,6 +110,34 @@ class RecordingTransaction implements Transaction {
   }
 }
 
+/** Thrown by {@link KEYLESS}: the merge met a word or entry written plain, which only the tenant's key can blind. */
+export class KeyNeeded extends Error {
+  constructor() {
+    super('The merge needs the tenant\'s key: it holds a word or entry written before encryption was on.');
+  }
+}
+
+/**
+ * The sealing of a tenant with encryption at rest, without its key: for a
+ * merge on the merge thread, which the key never reaches. The merge reads
+ * and writes only plain values (its spaces are not sealed) and blinds only
+ * what was written plain before encryption was on; a batch with such a word
+ * or entry throws {@link KeyNeeded}, and the indexer merges it on the event
+ * loop with the key. Every other batch of a sealed tenant (all of them, for
+ * a tenant sealed from its first write) merges as a plain tenant's does.
+ */
+export const KEYLESS: Sealing = {
+  seal: () => {
+    throw new KeyNeeded();
+  },
+  open: () => {
+    throw new KeyNeeded();
+  },
+  blind: () => {
+    throw new KeyNeeded();
+  },
+};
+
 function unsupported(): never {
   throw new Error('A merge reads points and ranges of its rows and writes keys; nothing else.');
 }

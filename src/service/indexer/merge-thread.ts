@@ -43,14 +43,18 @@ export class MergeThread {
   /**
    * Each task's writes for a batch: `entries`, pending entries in key order,
    * and `open`, the open runs of each of their tasks (value undefined: none).
-   * Rejects when the thread fails; the caller merges on its own thread.
+   * `sealed`: the tenant has encryption at rest; undefined when the batch
+   * needs its key (a word or entry written before encryption was on,
+   * `KEYLESS` in `merge-rows.ts`). Rejects when the thread fails; the caller
+   * merges on its own thread either way.
    */
-  async merge(tenant: string, entries: readonly KeyValue[], open: ReadonlyArray<{ key: Buffer; value: Buffer | undefined }>): Promise<TaskMerge[]> {
+  async merge(tenant: string, entries: readonly KeyValue[], open: ReadonlyArray<{ key: Buffer; value: Buffer | undefined }>, sealed = false): Promise<TaskMerge[] | undefined> {
     const frame = new FrameWriter();
     for (const { key, value } of entries) frame.add(ENTRY, key, value);
     for (const { key, value } of open) frame.add(OPEN_RUNS, key, value);
     const rows = frame.finish();
-    const { writes } = await this.thread.call({ tenant, rows } satisfies Omit<MergeRequest, 'id'>, [rows]);
+    const { writes, keyNeeded } = await this.thread.call({ tenant, rows, sealed } satisfies Omit<MergeRequest, 'id'>, [rows]);
+    if (keyNeeded === true) return undefined;
     if (writes === undefined) throw new Error('The merge thread answered nothing.');
     const tasks: TaskMerge[] = [];
     for (const { tag, key, value } of readFrame(writes)) {

@@ -18,25 +18,29 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
-import { mergeGiven } from './merge-rows.js';
+import { KEYLESS, KeyNeeded, mergeGiven } from './merge-rows.js';
 
 export interface MergeRequest {
   id: number;
   tenant: string;
   /** ENTRY rows (in key order) and OPEN_RUNS rows (`frames.ts`). */
   rows: ArrayBuffer;
+  /** The tenant has encryption at rest: its words are blind already, or the batch needs the key (`KEYLESS`). */
+  sealed?: boolean;
 }
 
 /** The writes of each task (`frames.ts`), or `error`. */
 export interface MergeReply extends ThreadAnswer {
   writes?: ArrayBuffer;
+  /** The batch holds a word or entry only the tenant's key can blind: the event loop merges it. */
+  keyNeeded?: boolean;
 }
 
 /** The merge of one batch: each task's writes after a TASK row naming it. */
-export async function mergeRows(tenant: string, rows: ArrayBuffer): Promise<ArrayBuffer> {
+export async function mergeRows(tenant: string, rows: ArrayBuffer, sealed = false): Promise<ArrayBuffer> {
   const given = readFrame(rows).map(({ tag, key, value }) => ({ key, value, entry: tag === ENTRY }));
   const out = new FrameWriter();
-  for (const { taskId, writes } of await mergeGiven(tenant, given)) {
+  for (const { taskId, writes } of await mergeGiven(tenant, given, sealed ? KEYLESS : undefined)) {
     out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
     for (const { key, value } of writes) out.add(value === null ? CLEAR : SET, key, value ?? undefined);
   }
@@ -67,8 +71,11 @@ function yieldToRequests(): void {
 if (parentPort !== null) yieldToRequests();
 
 parentPort?.on('message', (request: MergeRequest) => {
-  mergeRows(request.tenant, request.rows).then(
+  mergeRows(request.tenant, request.rows, request.sealed).then(
     (writes) => parentPort!.postMessage({ id: request.id, writes } satisfies MergeReply, [writes]),
-    (error: unknown) => parentPort!.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) } satisfies MergeReply),
+    (error: unknown) =>
+      parentPort!.postMessage(
+        (error instanceof KeyNeeded ? { id: request.id, keyNeeded: true } : { id: request.id, error: error instanceof Error ? error.message : String(error) }) satisfies MergeReply,
+      ),
   );
 });
