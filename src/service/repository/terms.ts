@@ -191,8 +191,8 @@ export class TermRows {
         }
         if (next.has(word)) continue;
         // A position merged for the first time: no run has ended under the task there.
-        startsAt ??= this.runSuffix(taskId, at);
-        this.tx.set(packStringBetween(this.spaces.terms.prefix, word, startsAt), OPEN);
+        startsAt ??= this.runTail(taskId, at);
+        this.tx.set(this.runKey(word, taskId, at, startsAt), OPEN);
         (started ??= []).push(word);
         next.set(word, at);
       }
@@ -206,9 +206,9 @@ export class TermRows {
           const spelled = this.sealing === undefined || word.startsWith('~') ? word : await this.openWord(word, taskId, start);
           if (start !== endsOf) {
             endsOf = start;
-            ends = this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId);
+            ends = this.endsHead(taskId, start);
           }
-          this.tx.set(packStringBetween(ends!, spelled, EMPTY), last);
+          this.tx.set(this.endKey(spelled, taskId, start, ends), last);
         }
         changed = true;
       }
@@ -483,18 +483,25 @@ export class TermRows {
     return value === undefined ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, value, EMPTY));
   }
 
-  private endKey(word: string, taskId: string, start: IndexPosition): Buffer {
+  /** `head`: {@link endsHead} of the same task and start, packed once for many words. */
+  private endKey(word: string, taskId: string, start: IndexPosition, head?: Buffer): Buffer {
     // By start, then word: the runs a checkpoint's words leave mostly started together (a step's words come and go together), so their ends fall side by side.
-    return this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, word);
+    return head === undefined ? this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, word) : packStringBetween(head, word, EMPTY);
   }
 
-  /** What follows the word in the run keys of a task that start at `start` (`runKey`). */
-  private runSuffix(taskId: string, start: IndexPosition): Buffer {
+  /** What comes before the word in the end keys of a task's runs that start at `start`. */
+  private endsHead(taskId: string, start: IndexPosition): Buffer {
+    return this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId);
+  }
+
+  /** `tail`: {@link runTail} of the same task and start, packed once for many words. */
+  private runKey(word: string, taskId: string, start: IndexPosition, tail?: Buffer): Buffer {
+    return tail === undefined ? this.spaces.terms.pack(word, taskId, start.createdAt, start.checkpointId) : packStringBetween(this.spaces.terms.prefix, word, tail);
+  }
+
+  /** What follows the word in the run keys of a task that start at `start`. */
+  private runTail(taskId: string, start: IndexPosition): Buffer {
     return PARTS.pack(taskId, start.createdAt, start.checkpointId);
-  }
-
-  private runKey(word: string, taskId: string, start: IndexPosition): Buffer {
-    return this.spaces.terms.pack(word, taskId, start.createdAt, start.checkpointId);
   }
 
   private lastValue(last: IndexPosition): Buffer {
