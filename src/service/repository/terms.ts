@@ -208,7 +208,7 @@ export class TermRows {
             endsOf = start;
             ends = this.endsHead(taskId, start);
           }
-          this.tx.set(this.endKey(spelled, taskId, start, ends), last);
+          this.close(spelled, taskId, start, last, ends);
         }
         changed = true;
       }
@@ -295,7 +295,7 @@ export class TermRows {
       const open = new Map(await this.openRuns(taskId));
       for (const [word, start] of open) {
         if (now.has(word)) continue;
-        if (!dropped.has(word)) this.close(await this.openWord(word, taskId, start), taskId, start, at);
+        if (!dropped.has(word)) this.close(await this.openWord(word, taskId, start), taskId, start, this.lastValue(at));
         open.delete(word);
       }
       for (const word of gained) {
@@ -468,13 +468,15 @@ export class TermRows {
   }
 
   /**
-   * Ends an open run at `last`: under the task (`runEnds`), beside the
-   * task's other ends, rather than in the run's own key under the word,
-   * which a merge would otherwise rewrite on a leaf of its own for every
-   * word a checkpoint drops (`runs` reads it back).
+   * Ends an open run at `last` (`lastValue` of the run's last position):
+   * under the task (`runEnds`), beside the task's other ends, rather than
+   * in the run's own key under the word, which a merge would otherwise
+   * rewrite on a leaf of its own for every word a checkpoint drops (`runs`
+   * reads it back). `head`: `endsHead` of the task and start, when packed
+   * already.
    */
-  private close(word: string, taskId: string, start: IndexPosition, last: IndexPosition): void {
-    this.tx.set(this.endKey(word, taskId, start), this.lastValue(last));
+  private close(word: string, taskId: string, start: IndexPosition, last: Buffer, head?: Buffer): void {
+    this.tx.set(this.endKey(word, taskId, start, head), last);
   }
 
   /** Where a run whose key says open ended, if it did. */
