@@ -71,6 +71,11 @@ export class FdbTransactionView implements Transaction {
     this.clear(key);
   }
 
+  /** Blind: a read would cost a round trip, and FoundationDB writes no page for an unchanged value. */
+  setUnlessHeld(key: Bytes, value: Bytes): void {
+    this.set(key, value);
+  }
+
   clearRange(begin: Bytes, end: Bytes): void {
     this.writable();
     this.limits.clearRange(begin, end);

@@ -87,6 +87,21 @@ export class MemoryTransaction implements Transaction {
     this.blind.push({ key, value: null });
   }
 
+  /**
+   * Read as `get` reads (this transaction's writes, then those not yet
+   * durable, then LMDB), and set only when it differs. Bodies run one at a
+   * time, so the value read is the value the key has when this commit
+   * lands: a clear committed meanwhile is read as the key's absence.
+   */
+  setUnlessHeld(key: Bytes, value: Bytes): void {
+    this.checkWritable();
+    this.limits.beforeGet(key);
+    const held = this.read(key);
+    this.limits.afterGet(key, held);
+    if (held !== undefined && Buffer.compare(held, value) === 0) return;
+    this.set(key, value);
+  }
+
   clearRange(begin: Bytes, end: Bytes): void {
     this.checkWritable();
     this.limits.clearRange(begin, end);

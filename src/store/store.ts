@@ -68,6 +68,17 @@ export interface Transaction {
   /** Removes `key` blind; see {@link setBlind}. */
   clearBlind(key: Bytes): void;
 
+  /**
+   * Sets `key` to `value` unless it holds that already: for a flag that many
+   * transactions set and few clear. The LMDB store reads the key (a local
+   * read, through the writes not yet durable) and writes only when it
+   * differs, so a commit does not copy the flag's page and the branches above
+   * it each time; FoundationDB sets it blind (a read there is a round trip,
+   * and a write of the same value costs no page). Do not mix it with other
+   * writes of the same key in one transaction.
+   */
+  setUnlessHeld(key: Bytes, value: Bytes): void;
+
   /** Removes every key with `begin <= key < end`. */
   clearRange(begin: Bytes, end: Bytes): void;
 

@@ -90,6 +90,9 @@ class RecordingTransaction implements Transaction {
   clearBlind(): void {
     unsupported();
   }
+  setUnlessHeld(): void {
+    unsupported();
+  }
   clearRange(): void {
     unsupported();
   }

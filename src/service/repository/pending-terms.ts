@@ -75,8 +75,8 @@ export class PendingTermRows {
   add(taskId: string, at: IndexPosition, previous: IndexPosition | undefined, words: Iterable<string>, index: readonly DeferredEntry[]): void {
     this.write(this.key(taskId, at), previous, words, index);
     this.added = true;
-    // Blind: every create of the tenant sets it, and none reads it (the indexer reads it in a transaction of its own).
-    this.tx.setBlind(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
+    // Every create of the tenant sets it, and only the indexer clears it: on LMDB a create that finds it set writes nothing (a page and its branches fewer in a lone create's commit).
+    this.tx.setUnlessHeld(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
   }
 
   /** The entry of one checkpoint, if it is still waiting. */

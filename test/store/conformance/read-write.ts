@@ -39,6 +39,21 @@ export function readWriteSpec(init: StoreInitializer): void {
       expect(await read()).toEqual(['ix/2=two', 'ix/3=three']);
     });
 
+    it('sets a key unless it holds the value already: absent, cleared or different, it is written', async () => {
+      const { store } = handle();
+      const read = () => store.transact((tx) => tx.get(b('flag')), { readOnly: true });
+      await store.transact(async (tx) => tx.setUnlessHeld(b('flag'), Buffer.alloc(0)));
+      expect((await read())?.length).toBe(0);
+      await store.transact(async (tx) => tx.setUnlessHeld(b('flag'), Buffer.alloc(0)));
+      expect((await read())?.length).toBe(0);
+      await store.transact(async (tx) => tx.clear(b('flag')));
+      expect(await read()).toBeUndefined();
+      await store.transact(async (tx) => tx.setUnlessHeld(b('flag'), Buffer.alloc(0)));
+      expect((await read())?.length).toBe(0);
+      await store.transact(async (tx) => tx.setUnlessHeld(b('flag'), b('two')));
+      expect(text(await read())).toBe('two');
+    });
+
     it('keeps an empty value apart from an absent key', async () => {
       const { store } = handle();
       await store.transact(async (tx) => tx.set(b('empty'), Buffer.alloc(0)));
