@@ -203,7 +203,7 @@ export class TermRows {
         let ends: Buffer | undefined;
         for (const [word, start] of open) {
           if (next.has(word)) continue;
-          const spelled = this.sealing === undefined || word.startsWith('~') ? word : await this.openWord(word, taskId, start);
+          const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
           if (start !== endsOf) {
             endsOf = start;
             ends = this.endsHead(taskId, start);
@@ -232,7 +232,7 @@ export class TermRows {
 
   /** A word of a pending entry as the runs spell it now: written plain before encryption was on, it is blinded. */
   private respelled(word: string): string {
-    return this.sealing === undefined || word.startsWith('~') ? word : this.sealing.blind(word);
+    return this.asIndexed(word) ? word : this.sealing!.blind(word);
   }
 
   /**
@@ -443,6 +443,11 @@ export class TermRows {
     if (this.apart !== undefined) this.clearedApart.push(key);
   }
 
+  /** Whether a stored word is spelled as the index keys hold it now: no encryption, or blinded already (`~`). */
+  private asIndexed(word: string): boolean {
+    return this.sealing === undefined || word.startsWith('~');
+  }
+
   /**
    * The spelling an open run's key (and so its end) is stored under. With
    * encryption on, an open word written plain (before encryption was turned
@@ -450,8 +455,8 @@ export class TermRows {
    * pass that has not reached the open runs yet.
    */
   private async openWord(word: string, taskId: string, start: IndexPosition): Promise<string> {
-    if (this.sealing === undefined || word.startsWith('~')) return word;
-    const blind = this.sealing.blind(word);
+    if (this.asIndexed(word)) return word;
+    const blind = this.sealing!.blind(word);
     return (await this.tx.get(this.runKey(blind, taskId, start))) !== undefined ? blind : word;
   }
 
