@@ -4,7 +4,9 @@
  * profiler counting what garbage collections took as well (every
  * allocation, not only what survives, which is all `--heap-prof` keeps);
  * the second writes the profile to BATON_ALLOCATIONS_FILE and prints
- * "allocations written". Plain JavaScript: the server runs without a
+ * "allocations written". With BATON_ALLOCATIONS_SURVIVORS=1 it leaves out
+ * what a scavenge took: what is left is what lived through one (copied, then
+ * promoted), which is what makes a scavenge long. Plain JavaScript: the server runs without a
  * TypeScript loader.
  */
 import console from 'node:console';
@@ -24,7 +26,7 @@ process.on('SIGUSR2', () => {
       })
     : session
         .post('HeapProfiler.enable')
-        .then(() => session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }));
+        .then(() => session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.BATON_ALLOCATIONS_SURVIVORS !== '1' }));
   sampling = !sampling;
   turn.catch((error) => console.error(`allocation sampler: ${error}`));
 });

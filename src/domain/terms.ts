@@ -45,7 +45,7 @@ const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 /** The search terms of a checkpoint: every word of the text `q` searches, at most {@link MAX_TERMS}. */
 export function termsOf(checkpoint: Checkpoint): Set<string> {
   const terms = new Set<string>();
-  searchedText(checkpoint, (text) => addTerms(text, terms));
+  forEachSearchedText(checkpoint, (text) => addTerms(text, terms));
   return terms;
 }
 
@@ -64,7 +64,7 @@ export function queryTerms(q: string): string[] {
  * dependencies. Paths, labels, the recovery prompt and extensions are not
  * searched.
  */
-function searchedText(checkpoint: Checkpoint, visit: (text: string) => boolean): void {
+export function forEachSearchedText(checkpoint: Checkpoint, visit: (text: string) => boolean): void {
   const state = checkpoint.executionState;
   const summary = checkpoint.contextSummary;
   const lists = [state.completedItems, state.pendingItems, state.blockedItems, [state.currentFocus], summary.keyDecisions, summary.assumptions, summary.constraints, summary.externalDependencies];
@@ -97,7 +97,10 @@ function addTerms(text: string, terms: Set<string>): boolean {
  * copied again), as {@link WORD} finds them in ASCII text. A create reads
  * about thirty texts; splitting them with a regular expression, after
  * lower-casing each whole, was a tenth of the event loop's time a create
- * with text that changes (`docs/performance.md`, issue 44). Undefined, with
+ * with text that changes (`docs/performance.md`, issue 44). The pending
+ * list's writer finds the same words as bytes (`EntryText` in
+ * `service/repository/entry-text.ts`), and a property test holds the two
+ * equal. Undefined, with
  * nothing added past the words before it, at the first character beyond
  * ASCII: such text is normalized first ({@link addUnicodeTerms}), which
  * finds the same words before that character.

@@ -268,10 +268,17 @@ export const SYSTEM_SPACES = {
   rekey: 'rk',
 } as const;
 
-export function systemKeyspace(): Record<keyof typeof SYSTEM_SPACES, Subspace> {
-  const root = new Subspace(tuple.pack(['baton-system']));
-  return Object.fromEntries(Object.entries(SYSTEM_SPACES).map(([name, short]) => [name, root.at(short)])) as Record<keyof typeof SYSTEM_SPACES, Subspace>;
+let system: Readonly<Record<keyof typeof SYSTEM_SPACES, Subspace>> | undefined;
+
+export function systemKeyspace(): Readonly<Record<keyof typeof SYSTEM_SPACES, Subspace>> {
+  // Made once: a create asks for it (the full-text due mark), and making it packed every prefix again.
+  if (system === undefined) {
+    const root = new Subspace(tuple.pack(['baton-system']));
+    system = Object.freeze(Object.fromEntries(Object.entries(SYSTEM_SPACES).map(([name, short]) => [name, root.at(short)])) as Record<keyof typeof SYSTEM_SPACES, Subspace>);
+  }
+  return system;
 }
+
 
 /** The tuple type code that marks a 12-byte versionstamp. */
 const VERSIONSTAMP_CODE = 0x33;

@@ -74,6 +74,16 @@ export class PendingTermRows {
   /** Appends a new checkpoint's words and the index entries it leaves to the merge; `previous`: the task's newest before it. */
   add(taskId: string, at: IndexPosition, previous: IndexPosition | undefined, words: Iterable<string>, index: readonly DeferredEntry[]): void {
     this.write(this.key(taskId, at), previous, words, index);
+    this.listed();
+  }
+
+  /** Appends a new checkpoint's entry written already, as {@link add} would write it (`entry-text.ts`). */
+  addWritten(taskId: string, at: IndexPosition, value: Buffer): void {
+    this.tx.set(this.key(taskId, at), value);
+    this.listed();
+  }
+
+  private listed(): void {
     this.added = true;
     // Every create of the tenant sets it, and only the indexer clears it: on LMDB a create that finds it set writes nothing (a page and its branches fewer in a lone create's commit).
     this.tx.setUnlessHeld(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
@@ -213,7 +223,7 @@ const NAMES: ReadonlySet<string> = new Set(INDEX_NAMES);
  * blinded `~` words), the index's name, `b` (blinded) or `p` (plain), a tab,
  * then the value with `%` and line breaks written `%25` and `%0A`.
  */
-function indexLine(entry: DeferredEntry): string {
+export function indexLine(entry: DeferredEntry): string {
   const value = entry.value.replace(/[%\n]/g, (c) => (c === '%' ? '%25' : '%0A'));
   return `\t${entry.name} ${entry.blind ? 'b' : 'p'}\t${value}`;
 }

@@ -35,6 +35,7 @@ import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
+import { ENTRY_TEXT } from './entry-text.js';
 import { KeptValues } from './kept-values.js';
 import { openRunsOf, openRunsText } from './open-runs.js';
 import { PendingTermRows, type PendingEntry } from './pending-terms.js';
@@ -157,7 +158,11 @@ export class TermRows {
    * (`pending-terms.ts`) until the indexer merges them ({@link merge}).
    */
   enqueue(checkpoint: Checkpoint, previous: IndexPosition | undefined, index: readonly DeferredEntry[]): void {
-    this.pending.add(checkpoint.taskId, positionOf(checkpoint), previous, this.wordsOf(checkpoint), index);
+    const at = positionOf(checkpoint);
+    // Plain text is written as bytes, no string a word (`entry-text.ts`); what that way does not take, as strings.
+    const written = this.sealing === undefined ? ENTRY_TEXT.write(checkpoint, previous, fileWordsOf(checkpoint).map((tag) => this.word(tag)), index) : undefined;
+    if (written !== undefined) this.pending.addWritten(checkpoint.taskId, at, written);
+    else this.pending.add(checkpoint.taskId, at, previous, this.wordsOf(checkpoint), index);
   }
 
   /**

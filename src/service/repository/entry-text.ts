@@ -1,0 +1,217 @@
+/**
+ * A new checkpoint's full-text pending entry (`pending-terms.ts`) written
+ * as bytes in one reused buffer: the position of the task's checkpoint
+ * before it, a line a word, then a line an index entry it leaves to the
+ * merge, framed as the MessagePack string the list's codec writes for that
+ * text. Made as strings (a string a word, a set of them, the text
+ * concatenated, then encoded), the entry was the most a create allocated in
+ * any one place of Baton's own, ~35 KB of its ~190 KB (`docs/performance.md`,
+ * issue 44).
+ *
+ * For text that is all ASCII, {@link EntryText.write} finds the words as
+ * `termsOf` (`domain/terms.ts`) does, in the same order, lower-cased into
+ * the buffer as they are read, and keeps the first of each by a hash of its
+ * bytes; a word is never a string. Anything else (a character beyond ASCII,
+ * a word long enough to be indexed by its hash, text that is not well-formed
+ * UTF-16) is left to the strings' way: `write` answers undefined, having
+ * written nothing anyone sees. A property test holds the bytes equal to the
+ * strings' way's.
+ *
+ * One writer is shared by the process: a write runs from start to end with
+ * no await, and its answer is a copy.
+ *
+ * @module
+ */
+import type { Checkpoint } from '../../domain/checkpoint.js';
+import { forEachSearchedText, MAX_TERMS, MIN_TERM_LENGTH, STOP_WORDS } from '../../domain/terms.js';
+import type { DeferredEntry, IndexPosition } from './indexes.js';
+import { indexLine } from './pending-terms.js';
+
+/** Room before the text for the longest MessagePack string head (str 32: a byte and four of length). */
+const HEAD_ROOM = 5;
+const NEWLINE = 0x0a;
+/** An ASCII word longer than this is indexed by its SHA-256 (`indexTerm`, `indexes.ts`): the strings' way. */
+const MAX_PLAIN_WORD = 256;
+/** Slots of the table of words seen: a power of two, at least four times the words it holds. */
+const SLOTS = 4096;
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+
+const hashOf = (word: Uint8Array): number => word.reduce((hash, byte) => Math.imul(hash ^ byte, FNV_PRIME), FNV_OFFSET);
+const STOP = [...STOP_WORDS].map((word) => Buffer.from(word, 'latin1'));
+const LONGEST_STOP = Math.max(...STOP.map((word) => word.length));
+
+/** Whether `length` bytes agree; a loop, as words are short and a call to `Buffer.compare` costs more than comparing them. */
+function sameBytes(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (a[aStart + i] !== b[bStart + i]) return false;
+  return true;
+}
+
+export class EntryText {
+  private bytes = Buffer.allocUnsafe(16_384);
+  private end = HEAD_ROOM;
+  /** The words kept so far, by the hash of their bytes: 0 free, else 1 + the word's number. */
+  private readonly slots = new Int32Array(SLOTS);
+  private readonly starts = new Int32Array(MAX_TERMS);
+  private readonly lengths = new Int32Array(MAX_TERMS);
+  private readonly hashes = new Int32Array(MAX_TERMS);
+  private words = 0;
+  /** Stop words by hash, as the table of words seen holds words, their bytes in {@link STOP}. */
+  private readonly stopSlots = new Int32Array(256);
+
+  constructor() {
+    STOP.forEach((word, n) => {
+      let slot = hashOf(word) & (this.stopSlots.length - 1);
+      while (this.stopSlots[slot] !== 0) slot = (slot + 1) & (this.stopSlots.length - 1);
+      this.stopSlots[slot] = n + 1;
+    });
+  }
+
+  /**
+   * The pending entry of `checkpoint`, after `previous`, as the list stores
+   * it: its words, then `fileWords` (its paths as the index spells them,
+   * `fileWord`), then a line for each of `index`. Undefined when any of it
+   * is not for this way (above): the caller writes it the strings' way.
+   */
+  write(checkpoint: Checkpoint, previous: IndexPosition | undefined, fileWords: readonly string[], index: readonly DeferredEntry[]): Buffer | undefined {
+    this.end = HEAD_ROOM;
+    if (previous !== undefined && !this.text(`${previous.createdAt} ${previous.checkpointId}`)) return undefined;
+    if (!this.asciiTerms(checkpoint)) return undefined;
+    for (const word of fileWords.length > 1 ? new Set(fileWords) : fileWords) if (!this.line(word)) return undefined;
+    for (const entry of index) if (!this.line(indexLine(entry))) return undefined;
+    return this.value();
+  }
+
+  /** Adds the words of the checkpoint's searched text; false when one of them is not for this way. */
+  private asciiTerms(checkpoint: Checkpoint): boolean {
+    this.slots.fill(0);
+    this.words = 0;
+    let ascii = true;
+    forEachSearchedText(checkpoint, (text) => {
+      if (this.words >= MAX_TERMS) return false;
+      const more = this.scan(text);
+      if (more === undefined) ascii = false;
+      return more === true;
+    });
+    return ascii;
+  }
+
+  /**
+   * Adds the words of one text as `addAsciiTerms` finds them: runs of ASCII
+   * letters and digits, lower-cased, at least {@link MIN_TERM_LENGTH} long,
+   * no stop word, each once. False once {@link MAX_TERMS} are kept;
+   * undefined at a character beyond ASCII or a word too long to keep.
+   */
+  private scan(text: string): boolean | undefined {
+    const length = text.length;
+    this.reserve(length + 1);
+    const bytes = this.bytes;
+    // A word is written after its line break's place, and kept by moving the end past it.
+    let at = this.end + 1;
+    let start = -1;
+    let hash = FNV_OFFSET;
+    for (let i = 0; i <= length; i++) {
+      const code = i < length ? text.charCodeAt(i) : 0x20;
+      if (code >= 0x80) return undefined;
+      let lower: number;
+      if ((code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39)) lower = code;
+      else if (code >= 0x41 && code <= 0x5a) lower = code + 0x20;
+      else {
+        if (start < 0) continue;
+        const kept = this.keep(start, at - start, hash);
+        if (kept === undefined) return undefined;
+        if (this.words >= MAX_TERMS) return false;
+        at = this.end + 1;
+        start = -1;
+        continue;
+      }
+      if (start < 0) {
+        start = at;
+        hash = FNV_OFFSET;
+      }
+      bytes[at++] = lower;
+      hash = Math.imul(hash ^ lower, FNV_PRIME);
+    }
+    return true;
+  }
+
+  /** Keeps the word at `start` unless it is short, a stop word or seen; undefined when it is too long for this way. */
+  private keep(start: number, length: number, hash: number): boolean | undefined {
+    if (length < MIN_TERM_LENGTH) return false;
+    if (length > MAX_PLAIN_WORD) return undefined;
+    if (length <= LONGEST_STOP && this.isStopWord(start, length, hash)) return false;
+    const mask = SLOTS - 1;
+    let slot = hash & mask;
+    for (let held = this.slots[slot]!; held !== 0; held = this.slots[slot]!) {
+      const n = held - 1;
+      if (this.hashes[n] === hash && this.lengths[n] === length && sameBytes(this.bytes, this.starts[n]!, this.bytes, start, length)) return false;
+      slot = (slot + 1) & mask;
+    }
+    const n = this.words++;
+    this.slots[slot] = n + 1;
+    this.starts[n] = start;
+    this.lengths[n] = length;
+    this.hashes[n] = hash;
+    this.bytes[start - 1] = NEWLINE;
+    this.end = start + length;
+    return true;
+  }
+
+  private isStopWord(start: number, length: number, hash: number): boolean {
+    const mask = this.stopSlots.length - 1;
+    for (let slot = hash & mask, held = this.stopSlots[slot]!; held !== 0; slot = (slot + 1) & mask, held = this.stopSlots[slot]!) {
+      const word = STOP[held - 1]!;
+      if (word.length === length && sameBytes(word, 0, this.bytes, start, length)) return true;
+    }
+    return false;
+  }
+
+  /** A line break then `text`; false when `text` is not well-formed UTF-16 (its bytes would differ from the codec's). */
+  private line(text: string): boolean {
+    this.reserve(1);
+    this.bytes[this.end++] = NEWLINE;
+    return this.text(text);
+  }
+
+  private text(text: string): boolean {
+    if (!text.isWellFormed()) return false;
+    this.reserve(3 * text.length);
+    this.end += this.bytes.write(text, this.end, 'utf8');
+    return true;
+  }
+
+  /** The text framed as a MessagePack string (fixstr, str 8, 16 or 32, the shortest that holds it), copied out. */
+  private value(): Buffer {
+    const bytes = this.bytes;
+    const length = this.end - HEAD_ROOM;
+    let start: number;
+    if (length < 0x20) {
+      start = HEAD_ROOM - 1;
+      bytes[start] = 0xa0 | length;
+    } else if (length < 0x100) {
+      start = HEAD_ROOM - 2;
+      bytes[start] = 0xd9;
+      bytes[start + 1] = length;
+    } else if (length < 0x10000) {
+      start = HEAD_ROOM - 3;
+      bytes[start] = 0xda;
+      bytes.writeUInt16BE(length, start + 1);
+    } else {
+      start = HEAD_ROOM - 5;
+      bytes[start] = 0xdb;
+      bytes.writeUInt32BE(length, start + 1);
+    }
+    return Buffer.from(bytes.subarray(start, this.end));
+  }
+
+  /** Room for `more` bytes after the end. */
+  private reserve(more: number): void {
+    if (this.end + more + 1 <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.end + more + 1));
+    this.bytes.copy(grown, 0, 0, this.end);
+    this.bytes = grown;
+  }
+}
+
+/** The process's writer (creates' bodies run one at a time, and `write` does not yield). */
+export const ENTRY_TEXT = new EntryText();
