@@ -8,6 +8,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { BlindTable } from '../crypto/blind-table.js';
 import { Blinder, Keyring } from '../crypto/keyring.js';
 import { ConfigError } from '../config.js';
 import type { ServiceContext, VaultPort } from './context.js';
@@ -68,7 +69,8 @@ export class Vault implements VaultPort {
       }).header.indexKey(),
     );
     const blinder = new Blinder(indexKey);
-    const sealing: Sealing = { ...base, blind: (value) => blinder.blind(value) };
+    const blind = (value: string): string => blinder.blind(value);
+    const sealing: Sealing = { ...base, blind, words: new BlindTable(blind) };
     this.ready.set(tenant, sealing);
     return sealing;
   }

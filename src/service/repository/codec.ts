@@ -14,6 +14,7 @@
 import { MissingKeyError, openPlain } from '../../crypto/keyring.js';
 import { KeptValues } from './kept-values.js';
 import { compress, compressOffThread, decompress } from './compression.js';
+import type { BlindTable } from '../../crypto/blind-table.js';
 import { decodeValue, encodeValue, type SPACES, type ValueCodec } from '../../store/keyspace.js';
 import type { Bytes } from '../../store/store.js';
 
@@ -24,6 +25,8 @@ export interface Sealing {
   open(bytes: Uint8Array, aad: Uint8Array): Buffer;
   /** The keyed HMAC that stands for an index value in keys. */
   blind(value: string): string;
+  /** The same HMACs of ASCII words, found by their bytes (a sealed create's pending entry, `entry-text.ts`); absent, words go through {@link blind}. */
+  readonly words?: BlindTable;
 }
 
 /** The spaces whose values the repository writes (links hold empty values). */

@@ -11,17 +11,20 @@
  * For text that is all ASCII, {@link EntryText.write} finds the words as
  * `termsOf` (`domain/terms.ts`) does, in the same order, lower-cased into
  * the buffer as they are read, and keeps the first of each by a hash of its
- * bytes; a word is never a string. Anything else (a character beyond ASCII,
- * a word long enough to be indexed by its hash, text that is not well-formed
- * UTF-16) is left to the strings' way: `write` answers undefined, having
- * written nothing anyone sees. A property test holds the bytes equal to the
- * strings' way's.
+ * bytes; a word is never a string. With encryption at rest the entry holds
+ * each word's keyed HMAC instead, found by its bytes in the tenant's
+ * `BlindTable` (`crypto/blind-table.ts`). Anything else (a character beyond
+ * ASCII, a word long enough to be indexed by its hash, text that is not
+ * well-formed UTF-16) is left to the strings' way: `write` answers
+ * undefined, having written nothing anyone sees. A property test holds the
+ * bytes equal to the strings' way's.
  *
  * One writer is shared by the process: a write runs from start to end with
  * no await, and its answer is a copy.
  *
  * @module
  */
+import { BLINDED_BYTES, sameBytes, type BlindTable } from '../../crypto/blind-table.js';
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { forEachSearchedText, MAX_TERMS, MIN_TERM_LENGTH, STOP_WORDS } from '../../domain/terms.js';
 import type { DeferredEntry, IndexPosition } from './indexes.js';
@@ -41,15 +44,67 @@ const hashOf = (word: Uint8Array): number => word.reduce((hash, byte) => Math.im
 const STOP = [...STOP_WORDS].map((word) => Buffer.from(word, 'latin1'));
 const LONGEST_STOP = Math.max(...STOP.map((word) => word.length));
 
-/** Whether `length` bytes agree; a loop, as words are short and a call to `Buffer.compare` costs more than comparing them. */
-function sameBytes(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, length: number): boolean {
-  for (let i = 0; i < length; i++) if (a[aStart + i] !== b[bStart + i]) return false;
-  return true;
+/** A text written as UTF-8 after room for its MessagePack head, growing as it needs. */
+class TextBytes {
+  bytes = Buffer.allocUnsafe(16_384);
+  end = HEAD_ROOM;
+
+  reset(): void {
+    this.end = HEAD_ROOM;
+  }
+
+  /** Room for `more` bytes after the end. */
+  reserve(more: number): void {
+    if (this.end + more + 1 <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.end + more + 1));
+    this.bytes.copy(grown, 0, 0, this.end);
+    this.bytes = grown;
+  }
+
+  /** A line break then `text`; false when `text` is not well-formed UTF-16 (its bytes would differ from the codec's). */
+  line(text: string): boolean {
+    this.reserve(1);
+    this.bytes[this.end++] = NEWLINE;
+    return this.text(text);
+  }
+
+  text(text: string): boolean {
+    if (!text.isWellFormed()) return false;
+    this.reserve(3 * text.length);
+    this.end += this.bytes.write(text, this.end, 'utf8');
+    return true;
+  }
+
+  /** The text framed as a MessagePack string (fixstr, str 8, 16 or 32, the shortest that holds it), copied out. */
+  value(): Buffer {
+    const bytes = this.bytes;
+    const length = this.end - HEAD_ROOM;
+    let start: number;
+    if (length < 0x20) {
+      start = HEAD_ROOM - 1;
+      bytes[start] = 0xa0 | length;
+    } else if (length < 0x100) {
+      start = HEAD_ROOM - 2;
+      bytes[start] = 0xd9;
+      bytes[start + 1] = length;
+    } else if (length < 0x10000) {
+      start = HEAD_ROOM - 3;
+      bytes[start] = 0xda;
+      bytes.writeUInt16BE(length, start + 1);
+    } else {
+      start = HEAD_ROOM - 5;
+      bytes[start] = 0xdb;
+      bytes.writeUInt32BE(length, start + 1);
+    }
+    return Buffer.from(bytes.subarray(start, this.end));
+  }
 }
 
 export class EntryText {
-  private bytes = Buffer.allocUnsafe(16_384);
-  private end = HEAD_ROOM;
+  /** The head and the words as read, each once: the entry itself when the words are written plain. */
+  private readonly plain = new TextBytes();
+  /** The entry with each word's blinded form, when encryption at rest is on. */
+  private readonly blinded = new TextBytes();
   /** The words kept so far, by the hash of their bytes: 0 free, else 1 + the word's number. */
   private readonly slots = new Int32Array(SLOTS);
   private readonly starts = new Int32Array(MAX_TERMS);
@@ -70,16 +125,37 @@ export class EntryText {
   /**
    * The pending entry of `checkpoint`, after `previous`, as the list stores
    * it: its words, then `fileWords` (its paths as the index spells them,
-   * `fileWord`), then a line for each of `index`. Undefined when any of it
-   * is not for this way (above): the caller writes it the strings' way.
+   * `fileWord`, blinded when encryption is on), then a line for each of
+   * `index`. `blind`: the tenant's table of blinded words when encryption at
+   * rest is on. Undefined when any of it is not for this way (above): the
+   * caller writes it the strings' way.
    */
-  write(checkpoint: Checkpoint, previous: IndexPosition | undefined, fileWords: readonly string[], index: readonly DeferredEntry[]): Buffer | undefined {
-    this.end = HEAD_ROOM;
-    if (previous !== undefined && !this.text(`${previous.createdAt} ${previous.checkpointId}`)) return undefined;
+  write(checkpoint: Checkpoint, previous: IndexPosition | undefined, fileWords: readonly string[], index: readonly DeferredEntry[], blind?: BlindTable): Buffer | undefined {
+    const plain = this.plain;
+    plain.reset();
+    if (previous !== undefined && !plain.text(`${previous.createdAt} ${previous.checkpointId}`)) return undefined;
+    const head = plain.end;
     if (!this.asciiTerms(checkpoint)) return undefined;
-    for (const word of fileWords.length > 1 ? new Set(fileWords) : fileWords) if (!this.line(word)) return undefined;
-    for (const entry of index) if (!this.line(indexLine(entry))) return undefined;
-    return this.value();
+    const out = blind === undefined ? plain : this.spell(head, blind);
+    for (const word of fileWords.length > 1 ? new Set(fileWords) : fileWords) if (!out.line(word)) return undefined;
+    for (const entry of index) if (!out.line(indexLine(entry))) return undefined;
+    return out.value();
+  }
+
+  /** The head, then each word kept in its blinded form. */
+  private spell(head: number, blind: BlindTable): TextBytes {
+    const out = this.blinded;
+    out.reset();
+    out.reserve(head + this.words * (1 + BLINDED_BYTES));
+    this.plain.bytes.copy(out.bytes, out.end, out.end, head);
+    out.end = head;
+    const { bytes } = this.plain;
+    for (let n = 0; n < this.words; n++) {
+      out.bytes[out.end] = NEWLINE;
+      blind.blindInto(bytes, this.starts[n]!, this.lengths[n]!, this.hashes[n]!, out.bytes, out.end + 1);
+      out.end += 1 + BLINDED_BYTES;
+    }
+    return out;
   }
 
   /** Adds the words of the checkpoint's searched text; false when one of them is not for this way. */
@@ -104,10 +180,11 @@ export class EntryText {
    */
   private scan(text: string): boolean | undefined {
     const length = text.length;
-    this.reserve(length + 1);
-    const bytes = this.bytes;
+    const plain = this.plain;
+    plain.reserve(length + 1);
+    const bytes = plain.bytes;
     // A word is written after its line break's place, and kept by moving the end past it.
-    let at = this.end + 1;
+    let at = plain.end + 1;
     let start = -1;
     let hash = FNV_OFFSET;
     for (let i = 0; i <= length; i++) {
@@ -118,10 +195,9 @@ export class EntryText {
       else if (code >= 0x41 && code <= 0x5a) lower = code + 0x20;
       else {
         if (start < 0) continue;
-        const kept = this.keep(start, at - start, hash);
-        if (kept === undefined) return undefined;
+        if (this.keep(start, at - start, hash) === undefined) return undefined;
         if (this.words >= MAX_TERMS) return false;
-        at = this.end + 1;
+        at = plain.end + 1;
         start = -1;
         continue;
       }
@@ -139,12 +215,13 @@ export class EntryText {
   private keep(start: number, length: number, hash: number): boolean | undefined {
     if (length < MIN_TERM_LENGTH) return false;
     if (length > MAX_PLAIN_WORD) return undefined;
-    if (length <= LONGEST_STOP && this.isStopWord(start, length, hash)) return false;
+    const bytes = this.plain.bytes;
+    if (length <= LONGEST_STOP && this.isStopWord(bytes, start, length, hash)) return false;
     const mask = SLOTS - 1;
     let slot = hash & mask;
     for (let held = this.slots[slot]!; held !== 0; held = this.slots[slot]!) {
       const n = held - 1;
-      if (this.hashes[n] === hash && this.lengths[n] === length && sameBytes(this.bytes, this.starts[n]!, this.bytes, start, length)) return false;
+      if (this.hashes[n] === hash && this.lengths[n] === length && sameBytes(bytes, this.starts[n]!, bytes, start, length)) return false;
       slot = (slot + 1) & mask;
     }
     const n = this.words++;
@@ -152,64 +229,18 @@ export class EntryText {
     this.starts[n] = start;
     this.lengths[n] = length;
     this.hashes[n] = hash;
-    this.bytes[start - 1] = NEWLINE;
-    this.end = start + length;
+    bytes[start - 1] = NEWLINE;
+    this.plain.end = start + length;
     return true;
   }
 
-  private isStopWord(start: number, length: number, hash: number): boolean {
+  private isStopWord(bytes: Buffer, start: number, length: number, hash: number): boolean {
     const mask = this.stopSlots.length - 1;
     for (let slot = hash & mask, held = this.stopSlots[slot]!; held !== 0; slot = (slot + 1) & mask, held = this.stopSlots[slot]!) {
       const word = STOP[held - 1]!;
-      if (word.length === length && sameBytes(word, 0, this.bytes, start, length)) return true;
+      if (word.length === length && sameBytes(word, 0, bytes, start, length)) return true;
     }
     return false;
-  }
-
-  /** A line break then `text`; false when `text` is not well-formed UTF-16 (its bytes would differ from the codec's). */
-  private line(text: string): boolean {
-    this.reserve(1);
-    this.bytes[this.end++] = NEWLINE;
-    return this.text(text);
-  }
-
-  private text(text: string): boolean {
-    if (!text.isWellFormed()) return false;
-    this.reserve(3 * text.length);
-    this.end += this.bytes.write(text, this.end, 'utf8');
-    return true;
-  }
-
-  /** The text framed as a MessagePack string (fixstr, str 8, 16 or 32, the shortest that holds it), copied out. */
-  private value(): Buffer {
-    const bytes = this.bytes;
-    const length = this.end - HEAD_ROOM;
-    let start: number;
-    if (length < 0x20) {
-      start = HEAD_ROOM - 1;
-      bytes[start] = 0xa0 | length;
-    } else if (length < 0x100) {
-      start = HEAD_ROOM - 2;
-      bytes[start] = 0xd9;
-      bytes[start + 1] = length;
-    } else if (length < 0x10000) {
-      start = HEAD_ROOM - 3;
-      bytes[start] = 0xda;
-      bytes.writeUInt16BE(length, start + 1);
-    } else {
-      start = HEAD_ROOM - 5;
-      bytes[start] = 0xdb;
-      bytes.writeUInt32BE(length, start + 1);
-    }
-    return Buffer.from(bytes.subarray(start, this.end));
-  }
-
-  /** Room for `more` bytes after the end. */
-  private reserve(more: number): void {
-    if (this.end + more + 1 <= this.bytes.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.end + more + 1));
-    this.bytes.copy(grown, 0, 0, this.end);
-    this.bytes = grown;
   }
 }
 

@@ -159,8 +159,10 @@ export class TermRows {
    */
   enqueue(checkpoint: Checkpoint, previous: IndexPosition | undefined, index: readonly DeferredEntry[]): void {
     const at = positionOf(checkpoint);
-    // Plain text is written as bytes, no string a word (`entry-text.ts`); what that way does not take, as strings.
-    const written = this.sealing === undefined ? ENTRY_TEXT.write(checkpoint, previous, fileWordsOf(checkpoint).map((tag) => this.word(tag)), index) : undefined;
+    // ASCII text is written as bytes, no string a word (`entry-text.ts`); what that way does not take, as strings.
+    const blind = this.sealing?.words;
+    const bytesWay = this.sealing === undefined || blind !== undefined;
+    const written = bytesWay ? ENTRY_TEXT.write(checkpoint, previous, fileWordsOf(checkpoint).map((tag) => this.word(tag)), index, blind) : undefined;
     if (written !== undefined) this.pending.addWritten(checkpoint.taskId, at, written);
     else this.pending.add(checkpoint.taskId, at, previous, this.wordsOf(checkpoint), index);
   }

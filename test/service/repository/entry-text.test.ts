@@ -10,6 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { buildCheckpoint } from '../../../src/domain/changes.js';
 import { checkpointInput, type Checkpoint } from '../../../src/domain/checkpoint.js';
 import { MAX_TERMS, STOP_WORDS, termsOf } from '../../../src/domain/terms.js';
+import { randomBytes } from 'node:crypto';
+import { BlindTable } from '../../../src/crypto/blind-table.js';
+import { Blinder } from '../../../src/crypto/keyring.js';
 import { EntryText } from '../../../src/service/repository/entry-text.js';
 import { fileWord, type DeferredEntry, type IndexPosition } from '../../../src/service/repository/indexes.js';
 import { indexLine } from '../../../src/service/repository/pending-terms.js';
@@ -20,10 +23,11 @@ function checkpoint(fields: Record<string, unknown>): Checkpoint {
   return buildCheckpoint(input, '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', '2025-03-01T10:00:00.000Z');
 }
 
-/** The entry as `PendingTermRows.add` writes it from `termsOf`'s words. */
-function asStrings(cp: Checkpoint, previous: IndexPosition | undefined, fileWords: string[], index: DeferredEntry[]): Buffer {
+/** The entry as `PendingTermRows.add` writes it from `termsOf`'s words (each blinded by `blind`, when given). */
+function asStrings(cp: Checkpoint, previous: IndexPosition | undefined, fileWords: string[], index: DeferredEntry[], blind?: (word: string) => string): Buffer {
   let text = previous === undefined ? '' : `${previous.createdAt} ${previous.checkpointId}`;
-  for (const word of new Set([...termsOf(cp), ...fileWords])) text += `\n${word}`;
+  const terms = [...termsOf(cp)].map((word) => (blind === undefined ? word : blind(word)));
+  for (const word of new Set([...terms, ...fileWords])) text += `\n${word}`;
   for (const entry of index) text += `\n${indexLine(entry)}`;
   return Buffer.from(encodeValue(text));
 }
@@ -74,6 +78,26 @@ describe('EntryText', () => {
         expect(written!.equals(asStrings(cp, previous, files, INDEX))).toBe(true);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('writes each word blinded, as the strings way does, when encryption at rest is on', () => {
+    const writer = new EntryText();
+    const blinder = new Blinder(randomBytes(32));
+    const blind = (word: string): string => blinder.blind(word);
+    const table = new BlindTable(blind);
+    fc.assert(
+      fc.property(asciiCheckpoint, fc.boolean(), (spec, first) => {
+        const cp = fromSpec(spec);
+        const previous = first ? undefined : PREVIOUS;
+        const files = ['src/a.ts', 'docs/b c.md'].map((path) => blind(fileWord(path)));
+        const index: DeferredEntry[] = [{ name: 'agent', value: blind('agent-1'), blind: true }];
+        const written = writer.write(cp, previous, files, index, table);
+        expect(written!.equals(asStrings(cp, previous, files, index, blind))).toBe(true);
+        // The plain entry of the same checkpoint, written next, holds no blinded word.
+        expect(writer.write(cp, previous, [], [])!.equals(asStrings(cp, previous, [], []))).toBe(true);
+      }),
+      { numRuns: 200 },
     );
   });
 

@@ -1,0 +1,83 @@
+/**
+ * The blinded forms of a tenant's ASCII words by their bytes, for a sealed
+ * create's full-text pending entry (`service/repository/entry-text.ts`): a
+ * table of typed arrays, open addressing on a hash of the word's bytes, the
+ * words and their blinded forms side by side in one arena. The `Blinder`'s
+ * map of strings answered each of a create's ~140 words in ~0.25 µs, most
+ * of it waiting on memory scattered over 65,536 entries and their strings
+ * (`docs/performance.md`, issue 44); here a word is one slot and one run of
+ * bytes. A word not in the table is blinded by the `Blinder` as ever, then
+ * kept. When the table is full it starts again empty, as the `Blinder`'s
+ * map does.
+ *
+ * @module
+ */
+
+/** A blinded word: `~` and 16 characters of base64url (`Blinder.blind`). */
+export const BLINDED_BYTES = 17;
+const WORDS = 65_536;
+/** Twice the words: probes stay short. */
+const SLOTS = 2 * WORDS;
+/** Room for the words and their blinded forms at a mean word of 15 bytes; a longer mean fills it first. */
+const ARENA_BYTES = WORDS * (15 + BLINDED_BYTES);
+
+export class BlindTable {
+  /** 0 free, else 1 + the entry's number. */
+  private readonly slots = new Int32Array(SLOTS);
+  private readonly starts = new Int32Array(WORDS);
+  private readonly lengths = new Int32Array(WORDS);
+  private readonly hashes = new Int32Array(WORDS);
+  private readonly arena = Buffer.allocUnsafe(ARENA_BYTES);
+  private entries = 0;
+  private used = 0;
+
+  /** `blind`: the keyed HMAC of a word (`Blinder.blind`), called for a word not in the table. */
+  constructor(private readonly blind: (word: string) => string) {}
+
+  /**
+   * Writes the blinded form of the ASCII word `bytes[start, start + length)`
+   * at `out[at]` ({@link BLINDED_BYTES} bytes); `hash`: any 32-bit hash of
+   * the word's bytes, the same for the same bytes on every call.
+   */
+  blindInto(bytes: Uint8Array, start: number, length: number, wordHash: number, out: Uint8Array, at: number): void {
+    const hash = wordHash | 0;
+    const mask = SLOTS - 1;
+    let slot = hash & mask;
+    for (let held = this.slots[slot]!; held !== 0; held = this.slots[slot]!) {
+      const n = held - 1;
+      if (this.hashes[n] === hash && this.lengths[n] === length && sameBytes(this.arena, this.starts[n]!, bytes, start, length)) {
+        const from = this.starts[n]! + length;
+        for (let i = 0; i < BLINDED_BYTES; i++) out[at + i] = this.arena[from + i]!;
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+    const blinded = this.blind(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1', start, start + length));
+    if (blinded.length !== BLINDED_BYTES) throw new Error('A blinded word is not of the length the table keeps.');
+    Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(blinded, at, 'latin1');
+    if (this.entries >= WORDS || this.used + length + BLINDED_BYTES > ARENA_BYTES) {
+      this.clear();
+      slot = hash & mask;
+    }
+    const n = this.entries++;
+    this.slots[slot] = n + 1;
+    this.starts[n] = this.used;
+    this.lengths[n] = length;
+    this.hashes[n] = hash;
+    this.arena.set(bytes.subarray(start, start + length), this.used);
+    this.arena.write(blinded, this.used + length, 'latin1');
+    this.used += length + BLINDED_BYTES;
+  }
+
+  private clear(): void {
+    this.slots.fill(0);
+    this.entries = 0;
+    this.used = 0;
+  }
+}
+
+/** Whether `length` bytes agree; a loop, as words are short and a call to `Buffer.compare` costs more than comparing them. */
+export function sameBytes(a: Uint8Array, aStart: number, b: Uint8Array, bStart: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (a[aStart + i] !== b[bStart + i]) return false;
+  return true;
+}
