@@ -320,10 +320,10 @@ export class LmdbStore implements Store, PendingReader {
     return this.env
       .batch(() => {
         for (const { writes, blind } of parts) {
-          for (const { key, value } of writes.values()) {
+          writes.forEach(({ key, value }) => {
             if (value === null) void this.data.remove(key);
             else void this.data.put(key, value);
-          }
+          });
           // Blind writes join the same LMDB transaction but not the pending overlay: no writer reads them.
           for (const { key, value } of blind) {
             if (value === null) void this.data.remove(key);
