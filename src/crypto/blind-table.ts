@@ -5,8 +5,9 @@
  * words and their blinded forms side by side in one arena. The `Blinder`'s
  * map of strings answered each of a create's ~140 words in ~0.25 µs, most
  * of it waiting on memory scattered over 65,536 entries and their strings
- * (`docs/performance.md`, issue 44); here a word is one slot and one run of
- * bytes. A word not in the table is blinded by the `Blinder` as ever, then
+ * (`docs/performance.md`, issue 44); here a word is one slot (its hash,
+ * where its bytes are and how long they are, side by side) and one run of
+ * bytes (the word, then its blinded form): two lines of memory. A word not in the table is blinded by the `Blinder` as ever, then
  * kept. When the table is full it starts again empty, as the `Blinder`'s
  * map does.
  *
@@ -18,15 +19,15 @@ export const BLINDED_BYTES = 17;
 const WORDS = 65_536;
 /** Twice the words: probes stay short. */
 const SLOTS = 2 * WORDS;
+/** A slot's three numbers: the word's hash, 1 + where its bytes start in the arena (0: free), its length. */
+const HASH = 0;
+const START = 1;
+const LENGTH = 2;
 /** Room for the words and their blinded forms at a mean word of 15 bytes; a longer mean fills it first. */
 const ARENA_BYTES = WORDS * (15 + BLINDED_BYTES);
 
 export class BlindTable {
-  /** 0 free, else 1 + the entry's number. */
-  private readonly slots = new Int32Array(SLOTS);
-  private readonly starts = new Int32Array(WORDS);
-  private readonly lengths = new Int32Array(WORDS);
-  private readonly hashes = new Int32Array(WORDS);
+  private readonly slots = new Int32Array(3 * SLOTS);
   private readonly arena = Buffer.allocUnsafe(ARENA_BYTES);
   private entries = 0;
   private used = 0;
@@ -41,12 +42,12 @@ export class BlindTable {
    */
   blindInto(bytes: Uint8Array, start: number, length: number, wordHash: number, out: Uint8Array, at: number): void {
     const hash = wordHash | 0;
+    const slots = this.slots;
     const mask = SLOTS - 1;
     let slot = hash & mask;
-    for (let held = this.slots[slot]!; held !== 0; held = this.slots[slot]!) {
-      const n = held - 1;
-      if (this.hashes[n] === hash && this.lengths[n] === length && sameBytes(this.arena, this.starts[n]!, bytes, start, length)) {
-        const from = this.starts[n]! + length;
+    for (let held = slots[3 * slot + START]!; held !== 0; held = slots[3 * slot + START]!) {
+      if (slots[3 * slot + HASH] === hash && slots[3 * slot + LENGTH] === length && sameBytes(this.arena, held - 1, bytes, start, length)) {
+        const from = held - 1 + length;
         for (let i = 0; i < BLINDED_BYTES; i++) out[at + i] = this.arena[from + i]!;
         return;
       }
@@ -59,11 +60,10 @@ export class BlindTable {
       this.clear();
       slot = hash & mask;
     }
-    const n = this.entries++;
-    this.slots[slot] = n + 1;
-    this.starts[n] = this.used;
-    this.lengths[n] = length;
-    this.hashes[n] = hash;
+    this.entries += 1;
+    slots[3 * slot + HASH] = hash;
+    slots[3 * slot + START] = this.used + 1;
+    slots[3 * slot + LENGTH] = length;
     this.arena.set(bytes.subarray(start, start + length), this.used);
     this.arena.write(blinded, this.used + length, 'latin1');
     this.used += length + BLINDED_BYTES;
