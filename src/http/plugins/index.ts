@@ -24,7 +24,7 @@ import { httpMetricsPlugin } from './metrics.js';
 import { openapiPlugin } from './openapi.js';
 import { registerJsonBody } from './json-body.js';
 import { genReqId, requestIdPlugin } from './request-id.js';
-import { tracingPlugin } from './tracing.js';
+import { requestLogger, tracingPlugin } from './tracing.js';
 
 export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';
 
@@ -37,6 +37,8 @@ export function fastifyOptions(config: Config) {
     // Room for whitespace: the exact limit applies to the canonical checkpoint, and answers 413 too.
     bodyLimit: config.maxCheckpointBytes * 2,
     genReqId,
+    // One child logger a request, naming its trace when tracing is on.
+    childLoggerFactory: requestLogger,
     frameworkErrors,
     clientErrorHandler,
     // A request that reaches a keep-alive connection while the server drains is served like the others
