@@ -279,7 +279,6 @@ export function systemKeyspace(): Readonly<Record<keyof typeof SYSTEM_SPACES, Su
   return system;
 }
 
-
 /** The tuple type code that marks a 12-byte versionstamp. */
 const VERSIONSTAMP_CODE = 0x33;
 
