@@ -27,14 +27,12 @@
 import { BLINDED_BYTES, sameBytes, type BlindTable } from '../../crypto/blind-table.js';
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { forEachSearchedText, MAX_TERMS, MIN_TERM_LENGTH, STOP_WORDS } from '../../domain/terms.js';
-import type { DeferredEntry, IndexPosition } from './indexes.js';
+import { MAX_TERM_BYTES, type DeferredEntry, type IndexPosition } from './indexes.js';
 import { indexLine } from './pending-terms.js';
 
 /** Room before the text for the longest MessagePack string head (str 32: a byte and four of length). */
 const HEAD_ROOM = 5;
 const NEWLINE = 0x0a;
-/** An ASCII word longer than this is indexed by its SHA-256 (`indexTerm`, `indexes.ts`): the strings' way. */
-const MAX_PLAIN_WORD = 256;
 /** Slots of the table of words seen: a power of two, at least four times the words it holds. */
 const SLOTS = 4096;
 const FNV_OFFSET = 0x811c9dc5 | 0;
@@ -214,7 +212,8 @@ export class EntryText {
   /** Keeps the word at `start` unless it is short, a stop word or seen; undefined when it is too long for this way. */
   private keep(start: number, length: number, hash: number): boolean | undefined {
     if (length < MIN_TERM_LENGTH) return false;
-    if (length > MAX_PLAIN_WORD) return undefined;
+    // Longer, `indexTerm` indexes it by its SHA-256: the strings' way (an ASCII word's bytes are its characters).
+    if (length > MAX_TERM_BYTES) return undefined;
     const bytes = this.plain.bytes;
     if (length <= LONGEST_STOP && this.isStopWord(bytes, start, length, hash)) return false;
     const mask = SLOTS - 1;

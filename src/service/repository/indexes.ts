@@ -44,7 +44,7 @@ export interface DeferredEntry {
 const BLIND: ReadonlySet<IndexName> = new Set(['agent', 'agentType', 'phase', 'label', 'file']);
 
 /** Index values longer than this are indexed by their SHA-256, keeping keys short on every store. */
-const MAX_TERM_BYTES = 256;
+export const MAX_TERM_BYTES = 256;
 
 /** The form of a filter value inside an index key; search uses the same function. */
 export function indexTerm(value: string): string {
