@@ -7,9 +7,9 @@
  * of it waiting on memory scattered over 65,536 entries and their strings
  * (`docs/performance.md`, issue 44); here a word is one slot (its hash,
  * where its bytes are and how long they are, side by side) and one run of
- * bytes (the word, then its blinded form): two lines of memory. A word not in the table is blinded by the `Blinder` as ever, then
- * kept. When the table is full it starts again empty, as the `Blinder`'s
- * map does.
+ * bytes (the word, then its blinded form): two lines of memory. A word not
+ * in the table is blinded by the `Blinder` as ever, then kept. When the
+ * table is full it starts again empty, as the `Blinder`'s map does.
  *
  * @module
  */
