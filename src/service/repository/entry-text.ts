@@ -38,6 +38,16 @@ const SLOTS = 4096;
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
 
+const PERCENT = 0x25;
+const SPACE = 0x20;
+const FILE_PREFIX = Buffer.from('file:', 'latin1');
+
+/** A checkpoint's file paths (`filePaths`), and the spelling of a path's word the bytes' way does not take (`fileWord`, then `TermRows.word`). */
+export interface FileWords {
+  paths: Iterable<string>;
+  word: (path: string) => string;
+}
+
 const hashOf = (word: Uint8Array): number => word.reduce((hash, byte) => Math.imul(hash ^ byte, FNV_PRIME), FNV_OFFSET);
 const STOP = [...STOP_WORDS].map((word) => Buffer.from(word, 'latin1'));
 const LONGEST_STOP = Math.max(...STOP.map((word) => word.length));
@@ -111,6 +121,8 @@ export class EntryText {
   private words = 0;
   /** Stop words by hash, as the table of words seen holds words, their bytes in {@link STOP}. */
   private readonly stopSlots = new Int32Array(256);
+  /** Where a file word is spelled before it is blinded or copied: the longest this way takes. */
+  private readonly fileWord = Buffer.allocUnsafe(MAX_TERM_BYTES);
 
   constructor() {
     STOP.forEach((word, n) => {
@@ -122,22 +134,64 @@ export class EntryText {
 
   /**
    * The pending entry of `checkpoint`, after `previous`, as the list stores
-   * it: its words, then `fileWords` (its paths as the index spells them,
-   * `fileWord`, blinded when encryption is on), then a line for each of
+   * it: its words, then a word for each of `files.paths` (`fileWord`'s
+   * spelling, blinded when encryption is on), then a line for each of
    * `index`. `blind`: the tenant's table of blinded words when encryption at
    * rest is on. Undefined when any of it is not for this way (above): the
    * caller writes it the strings' way.
    */
-  write(checkpoint: Checkpoint, previous: IndexPosition | undefined, fileWords: readonly string[], index: readonly DeferredEntry[], blind?: BlindTable): Buffer | undefined {
+  write(checkpoint: Checkpoint, previous: IndexPosition | undefined, files: FileWords, index: readonly DeferredEntry[], blind?: BlindTable): Buffer | undefined {
     const plain = this.plain;
     plain.reset();
     if (previous !== undefined && !plain.text(`${previous.createdAt} ${previous.checkpointId}`)) return undefined;
     const head = plain.end;
     if (!this.asciiTerms(checkpoint)) return undefined;
     const out = blind === undefined ? plain : this.spell(head, blind);
-    for (const word of fileWords.length > 1 ? new Set(fileWords) : fileWords) if (!out.line(word)) return undefined;
+    for (const path of files.paths) if (!this.fileLine(out, path, blind) && !out.line(files.word(path))) return undefined;
     for (const entry of index) if (!out.line(indexLine(entry))) return undefined;
     return out.value();
+  }
+
+  /**
+   * A line for the file word of `path` as `fileWord` spells it (`file:`, the
+   * path with `%`, space and line feed escaped), blinded by `blind` when
+   * given, written from the path's characters; false, having written
+   * nothing, for a path beyond ASCII or one whose word would be indexed by
+   * its hash (the caller spells that one as a string).
+   */
+  private fileLine(out: TextBytes, path: string, blind: BlindTable | undefined): boolean {
+    let length = FILE_PREFIX.length;
+    for (let i = 0; i < path.length; i++) {
+      const code = path.charCodeAt(i);
+      if (code >= 0x80) return false;
+      length += code === PERCENT || code === SPACE || code === NEWLINE ? 3 : 1;
+    }
+    // `indexTerm` keeps the path and its word as they are only up to this length (an ASCII character is a byte).
+    if (length > MAX_TERM_BYTES) return false;
+    const word = this.fileWord;
+    FILE_PREFIX.copy(word, 0);
+    let at = FILE_PREFIX.length;
+    for (let i = 0; i < path.length; i++) {
+      const code = path.charCodeAt(i);
+      if (code === PERCENT || code === SPACE || code === NEWLINE) {
+        word[at++] = PERCENT;
+        const hex = code === PERCENT ? '25' : code === SPACE ? '20' : '0A';
+        word[at++] = hex.charCodeAt(0);
+        word[at++] = hex.charCodeAt(1);
+      } else word[at++] = code;
+    }
+    if (blind === undefined) {
+      out.reserve(1 + length);
+      out.bytes[out.end] = NEWLINE;
+      word.copy(out.bytes, out.end + 1, 0, length);
+      out.end += 1 + length;
+    } else {
+      out.reserve(1 + BLINDED_BYTES);
+      out.bytes[out.end] = NEWLINE;
+      blind.blindInto(word, 0, length, hashOf(word.subarray(0, length)), out.bytes, out.end + 1);
+      out.end += 1 + BLINDED_BYTES;
+    }
+    return true;
   }
 
   /** The head, then each word kept in its blinded form. */

@@ -34,7 +34,7 @@ import { packStringBetween, Subspace, unpackStrings } from '../../store/keyspace
 import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
-import { indexTerm, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
+import { indexTerm, filePaths, fileWord, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
 import { ENTRY_TEXT } from './entry-text.js';
 import { KeptValues } from './kept-values.js';
 import { openRunsOf, openRunsText } from './open-runs.js';
@@ -162,7 +162,7 @@ export class TermRows {
     // ASCII text is written as bytes, no string a word (`entry-text.ts`); what that way does not take, as strings.
     const blind = this.sealing?.words;
     const bytesWay = this.sealing === undefined || blind !== undefined;
-    const written = bytesWay ? ENTRY_TEXT.write(checkpoint, previous, fileWordsOf(checkpoint).map((tag) => this.word(tag)), index, blind) : undefined;
+    const written = bytesWay ? ENTRY_TEXT.write(checkpoint, previous, { paths: filePaths(checkpoint), word: (path) => this.word(fileWord(path)) }, index, blind) : undefined;
     if (written !== undefined) this.pending.addWritten(checkpoint.taskId, at, written);
     else this.pending.add(checkpoint.taskId, at, previous, this.wordsOf(checkpoint), index);
   }

@@ -1,7 +1,8 @@
 /**
  * A new checkpoint's pending entry written as bytes (`entry-text.ts`) is the
  * entry the strings' way writes: the words `termsOf` finds, in its order,
- * then the file words and the index lines, encoded by the list's codec. Any
+ * then the file words (from the paths' characters, or as strings for a path
+ * it does not take) and the index lines, encoded by the list's codec. Any
  * checkpoint it does not take (text beyond ASCII, a word indexed by its
  * hash, text that is not well-formed) it answers undefined for.
  */
@@ -13,8 +14,8 @@ import { MAX_TERMS, STOP_WORDS, termsOf } from '../../../src/domain/terms.js';
 import { randomBytes } from 'node:crypto';
 import { BlindTable } from '../../../src/crypto/blind-table.js';
 import { Blinder } from '../../../src/crypto/keyring.js';
-import { EntryText } from '../../../src/service/repository/entry-text.js';
-import { fileWord, type DeferredEntry, type IndexPosition } from '../../../src/service/repository/indexes.js';
+import { EntryText, type FileWords } from '../../../src/service/repository/entry-text.js';
+import { fileWord, indexTerm, type DeferredEntry, type IndexPosition } from '../../../src/service/repository/indexes.js';
 import { indexLine } from '../../../src/service/repository/pending-terms.js';
 import { encodeValue } from '../../../src/store/keyspace.js';
 
@@ -31,6 +32,30 @@ function asStrings(cp: Checkpoint, previous: IndexPosition | undefined, fileWord
   for (const entry of index) text += `\n${indexLine(entry)}`;
   return Buffer.from(encodeValue(text));
 }
+
+/** A path's word as `TermRows.word` spells it: `fileWord`, `indexTerm`, then blinded when encryption is on. */
+function wordOf(path: string, blind?: (word: string) => string): string {
+  const word = indexTerm(fileWord(path));
+  return blind === undefined ? word : blind(word);
+}
+
+/** The file words `TermRows.enqueue` hands the writer. */
+function filesOf(paths: string[], blind?: (word: string) => string): FileWords {
+  return { paths: new Set(paths), word: (path) => wordOf(path, blind) };
+}
+
+/** The same words as the strings' way writes them, each once. */
+function wordsOf(paths: string[], blind?: (word: string) => string): string[] {
+  return [...new Set(paths)].map((path) => wordOf(path, blind));
+}
+
+const NO_FILES = filesOf([]);
+
+// Paths made to hit every rule of a file word: escaped characters, a character beyond ASCII, paths and words long enough to be indexed by their hash.
+const pathArbitrary = fc.oneof(
+  fc.constantFrom('src/a.ts', 'docs/b c.md', 'x%y', 'line\nbreak', 'café/menu.ts', `deep/${'d'.repeat(246)}`, `deep/${'d'.repeat(247)}`, `deep/${'%'.repeat(84)}`, 'p'.repeat(257)),
+  fc.stringMatching(/^[a-z0-9/._ %-]{1,40}$/),
+);
 
 const PREVIOUS: IndexPosition = { createdAt: '2025-03-01T09:59:59.000Z', checkpointId: 'cp-before' };
 const INDEX: DeferredEntry[] = [
@@ -69,13 +94,12 @@ describe('EntryText', () => {
   it('writes the bytes the strings way writes, for any ASCII checkpoint', () => {
     const writer = new EntryText();
     fc.assert(
-      fc.property(asciiCheckpoint, fc.boolean(), fc.array(fc.constantFrom('src/a.ts', 'docs/b c.md', 'src/a.ts', 'x%y'), { maxLength: 3 }), (spec, first, paths) => {
+      fc.property(asciiCheckpoint, fc.boolean(), fc.array(pathArbitrary, { maxLength: 6 }), (spec, first, paths) => {
         const cp = fromSpec(spec);
         const previous = first ? undefined : PREVIOUS;
-        const files = paths.map(fileWord);
-        const written = writer.write(cp, previous, files, INDEX);
+        const written = writer.write(cp, previous, filesOf(paths), INDEX);
         expect(written).toBeDefined();
-        expect(written!.equals(asStrings(cp, previous, files, INDEX))).toBe(true);
+        expect(written!.equals(asStrings(cp, previous, wordsOf(paths), INDEX))).toBe(true);
       }),
       { numRuns: 300 },
     );
@@ -87,15 +111,14 @@ describe('EntryText', () => {
     const blind = (word: string): string => blinder.blind(word);
     const table = new BlindTable(blind);
     fc.assert(
-      fc.property(asciiCheckpoint, fc.boolean(), (spec, first) => {
+      fc.property(asciiCheckpoint, fc.boolean(), fc.array(pathArbitrary, { maxLength: 6 }), (spec, first, paths) => {
         const cp = fromSpec(spec);
         const previous = first ? undefined : PREVIOUS;
-        const files = ['src/a.ts', 'docs/b c.md'].map((path) => blind(fileWord(path)));
         const index: DeferredEntry[] = [{ name: 'agent', value: blind('agent-1'), blind: true }];
-        const written = writer.write(cp, previous, files, index, table);
-        expect(written!.equals(asStrings(cp, previous, files, index, blind))).toBe(true);
+        const written = writer.write(cp, previous, filesOf(paths, blind), index, table);
+        expect(written!.equals(asStrings(cp, previous, wordsOf(paths, blind), index, blind))).toBe(true);
         // The plain entry of the same checkpoint, written next, holds no blinded word.
-        expect(writer.write(cp, previous, [], [])!.equals(asStrings(cp, previous, [], []))).toBe(true);
+        expect(writer.write(cp, previous, filesOf(paths), [])!.equals(asStrings(cp, previous, wordsOf(paths), []))).toBe(true);
       }),
       { numRuns: 200 },
     );
@@ -109,7 +132,7 @@ describe('EntryText', () => {
       const all = Array.from({ length: words }, (_, n) => `w${n.toString(36)}`.padEnd(width, 'q'));
       const pendingItems = Array.from({ length: Math.ceil(words / 100) }, (_, n) => ({ id: `p${n}`, description: all.slice(n * 100, n * 100 + 100).join(' ') }));
       const cp = checkpoint({ executionState: { pendingItems } });
-      const written = writer.write(cp, undefined, [], []);
+      const written = writer.write(cp, undefined, NO_FILES, []);
       expect(written!.equals(asStrings(cp, undefined, [], [])), `${words} words`).toBe(true);
       heads.add(written![0]! <= 0xbf ? 'fixstr' : written![0]!.toString(16));
     }
@@ -119,7 +142,7 @@ describe('EntryText', () => {
   it('keeps the first MAX_TERMS words and no more, as termsOf does', () => {
     const text = Array.from({ length: MAX_TERMS + 50 }, (_, n) => `word${n}`).join(' ');
     const cp = checkpoint({ executionState: { currentFocus: text, pendingItems: [{ id: 'p1', description: 'later words' }] } });
-    const written = new EntryText().write(cp, PREVIOUS, [], []);
+    const written = new EntryText().write(cp, PREVIOUS, NO_FILES, []);
     expect(written!.equals(asStrings(cp, PREVIOUS, [], []))).toBe(true);
     expect(termsOf(cp).size).toBe(MAX_TERMS);
   });
@@ -127,10 +150,10 @@ describe('EntryText', () => {
   it('leaves to the strings way what it does not take, and takes the next checkpoint again', () => {
     const writer = new EntryText();
     const plain = checkpoint({ executionState: { currentFocus: 'plain words here' } });
-    expect(writer.write(checkpoint({ executionState: { currentFocus: 'Café au lait' } }), PREVIOUS, [], [])).toBeUndefined();
-    expect(writer.write(checkpoint({ executionState: { currentFocus: `short ${'x'.repeat(300)}` } }), PREVIOUS, [], [])).toBeUndefined();
-    expect(writer.write(plain, PREVIOUS, ['file:bad\ud800path'], [])).toBeUndefined();
-    expect(writer.write(plain, PREVIOUS, [], [{ name: 'agent', value: 'agent-\udc00', blind: false }])).toBeUndefined();
-    expect(writer.write(plain, PREVIOUS, [], [])!.equals(asStrings(plain, PREVIOUS, [], []))).toBe(true);
+    expect(writer.write(checkpoint({ executionState: { currentFocus: 'Café au lait' } }), PREVIOUS, NO_FILES, [])).toBeUndefined();
+    expect(writer.write(checkpoint({ executionState: { currentFocus: `short ${'x'.repeat(300)}` } }), PREVIOUS, NO_FILES, [])).toBeUndefined();
+    expect(writer.write(plain, PREVIOUS, filesOf(['bad\ud800path']), [])).toBeUndefined();
+    expect(writer.write(plain, PREVIOUS, NO_FILES, [{ name: 'agent', value: 'agent-\udc00', blind: false }])).toBeUndefined();
+    expect(writer.write(plain, PREVIOUS, NO_FILES, [])!.equals(asStrings(plain, PREVIOUS, [], []))).toBe(true);
   });
 });
