@@ -54,4 +54,31 @@ describe('BlindTable', () => {
     expect(blindOf(table, `word${count - 1}`, (count - 1) * 2654435761)).toBe(blinder.blind(`word${count - 1}`));
     expect(asked()).toBe(count + 1);
   });
+
+  it('blinds a batch of words (blindEach) as it blinds them one by one, each at its place', () => {
+    const { table, blinder, asked } = countingTable();
+    const words = ['lease', 'fencing', 'lease', 'epoch', 'w1', 'w2', 'journal', 'fencing'];
+    // Words laid end to end, hashed alike for the repeats, two words sharing one hash.
+    const bytes = Buffer.from(words.join(''), 'latin1');
+    const starts = new Int32Array(words.length);
+    const lengths = new Int32Array(words.length);
+    const hashes = new Int32Array(words.length);
+    let at = 0;
+    words.forEach((word, n) => {
+      starts[n] = at;
+      lengths[n] = word.length;
+      hashes[n] = word.startsWith('w') ? 7 : [...word].reduce((hash, c) => Math.imul(hash ^ c.charCodeAt(0), 16_777_619), 0);
+      at += word.length;
+    });
+    const stride = BLINDED_BYTES + 3;
+    const out = Buffer.alloc(1 + words.length * stride, 0x2e);
+    table.blindEach(bytes, starts, lengths, hashes, words.length, out, 1, stride);
+    words.forEach((word, n) => {
+      const place = 1 + n * stride;
+      expect(out.toString('latin1', place, place + BLINDED_BYTES), word).toBe(blinder.blind(word));
+      expect(out.toString('latin1', place + BLINDED_BYTES, place + stride), 'bytes written between the places').toBe('...');
+    });
+    expect(out[0]).toBe(0x2e);
+    expect(asked()).toBe(new Set(words).size);
+  });
 });

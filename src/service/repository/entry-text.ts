@@ -201,12 +201,9 @@ export class EntryText {
     out.reserve(head + this.words * (1 + BLINDED_BYTES));
     this.plain.bytes.copy(out.bytes, out.end, out.end, head);
     out.end = head;
-    const { bytes } = this.plain;
-    for (let n = 0; n < this.words; n++) {
-      out.bytes[out.end] = NEWLINE;
-      blind.blindInto(bytes, this.starts[n]!, this.lengths[n]!, this.hashes[n]!, out.bytes, out.end + 1);
-      out.end += 1 + BLINDED_BYTES;
-    }
+    for (let n = 0; n < this.words; n++) out.bytes[out.end + n * (1 + BLINDED_BYTES)] = NEWLINE;
+    blind.blindEach(this.plain.bytes, this.starts, this.lengths, this.hashes, this.words, out.bytes, out.end + 1, 1 + BLINDED_BYTES);
+    out.end += this.words * (1 + BLINDED_BYTES);
     return out;
   }
 
