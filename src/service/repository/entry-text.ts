@@ -42,9 +42,9 @@ const PERCENT = 0x25;
 const SPACE = 0x20;
 const FILE_PREFIX = Buffer.from('file:', 'latin1');
 
-/** A checkpoint's file paths (`filePaths`), and the spelling of a path's word the bytes' way does not take (`fileWord`, then `TermRows.word`). */
+/** A checkpoint's file paths, each once (`filePaths`), and the spelling of a path's word the bytes' way does not take (`fileWord`, then `TermRows.word`). */
 export interface FileWords {
-  paths: Iterable<string>;
+  paths: ReadonlySet<string>;
   word: (path: string) => string;
 }
 
@@ -157,7 +157,9 @@ export class EntryText {
    * path with `%`, space and line feed escaped), blinded by `blind` when
    * given, written from the path's characters; false, having written
    * nothing, for a path beyond ASCII or one whose word would be indexed by
-   * its hash (the caller spells that one as a string).
+   * its hash (the caller spells that one as a string). A second reading of
+   * `fileWord`'s rule: a change to it is made in both (the property test
+   * holds them equal).
    */
   private fileLine(out: TextBytes, path: string, blind: BlindTable | undefined): boolean {
     let length = FILE_PREFIX.length;
@@ -188,7 +190,9 @@ export class EntryText {
     } else {
       out.reserve(1 + BLINDED_BYTES);
       out.bytes[out.end] = NEWLINE;
-      blind.blindInto(word, 0, length, hashOf(word.subarray(0, length)), out.bytes, out.end + 1);
+      let hash = FNV_OFFSET;
+      for (let i = 0; i < length; i++) hash = Math.imul(hash ^ word[i]!, FNV_PRIME);
+      blind.blindInto(word, 0, length, hash, out.bytes, out.end + 1);
       out.end += 1 + BLINDED_BYTES;
     }
     return true;

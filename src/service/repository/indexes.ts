@@ -89,7 +89,8 @@ function legacyEntries(checkpoint: Checkpoint): [IndexName, string][] {
  * the path in index form behind `file:`, which no word of text holds (words
  * are letters and digits), with `%`, space and line break written as `%25`,
  * `%20` and `%0A`, as the run lists (`terms.ts`) keep words on lines, apart
- * from a number.
+ * from a number. The pending entry's writer spells the same from a path's
+ * characters (`EntryText`, `entry-text.ts`): a change here is made there too.
  */
 export function fileWord(path: string): string {
   return `file:${indexTerm(path).replace(/[% \n]/g, (c) => (c === '%' ? '%25' : c === ' ' ? '%20' : '%0A'))}`;
