@@ -8,10 +8,16 @@
  * BENCH_LAYOUT_TASKS × BENCH_LAYOUT_PER_TASK checkpoints before 400 lone
  * commits of one checkpoint each, a task after another.
  *
- *   today       ("cp", task, id), ("hist", task, seq), ("aud", task, seq),
- *               ("task", task), ("ix", "task", task, at, id)
- *   task-local  ("tk", task, seq, "c" | "h" | "a" | "i") and the head at
- *               ("tk", task, true), after every seq of its task
+ *   spaces      ("cp", task, id), ("hist", task, seq), ("aud", task, seq),
+ *               ("task", task), ("ix", "task", task, at, id): the layout of
+ *               stores created before format 9
+ *   task        ("tk", task, "a", seq), ("tk", task, "c", id),
+ *               ("tk", task, "h", seq), ("tk", task, "t"): store format 9's
+ *               layout as built (`tenantKeyspace(tenant, 'task')`), its
+ *               `task` index entry still ("ix", "task", task, at, id)
+ *   interleaved ("tk", task, seq, "c" | "h" | "a" | "i") and the head at
+ *               ("tk", task, true), after every seq of its task: a layout
+ *               measured, not built (records keyed by their history slot)
  *
  * Both write the same ("id", id), ("ix", "all", at, id), ("tq", at, id,
  * task) and ("ev", stamp). Prints each commit's p50 and p90 and the pages
@@ -30,9 +36,10 @@ import { tenantKeyspace } from '../src/store/keyspace.js';
 const TASKS = Number(process.env.BENCH_LAYOUT_TASKS ?? 1_000);
 const PER_TASK = Number(process.env.BENCH_LAYOUT_PER_TASK ?? 25);
 const COMMITS = 400;
-type Layout = 'today' | 'task-local';
+type Layout = 'spaces' | 'task' | 'interleaved';
 
-const ks = tenantKeyspace('default');
+const ks = tenantKeyspace('default', 'spaces');
+const built = tenantKeyspace('default', 'task');
 const taskLocal = ks.root.at('tk');
 const value = (bytes: number): Buffer => randomBytes(bytes);
 const idOf = (n: number): string => `0190${n.toString(16).padStart(8, '0')}-c3d4-7e5f-8a9b-${randomBytes(6).toString('hex')}`;
@@ -49,13 +56,14 @@ function rowsOf(layout: Layout, task: number, seq: number, n: number): [Buffer, 
     [ks.pendingList.pack(at, id, taskId), value(156)],
     [ks.events.pack(n), value(300)],
   ];
-  if (layout === 'today') {
+  if (layout === 'spaces' || layout === 'task') {
+    const spaces = layout === 'spaces' ? ks : built;
     return [
       ...shared,
-      [ks.checkpoints.pack(taskId, id, 0), value(507)],
-      [ks.history.pack(taskId, seq), value(38)],
-      [ks.audit.pack(taskId, seq), value(412)],
-      [ks.tasks.pack(taskId), value(268)],
+      [spaces.checkpoints.pack(taskId, id, 0), value(507)],
+      [spaces.history.pack(taskId, seq), value(38)],
+      [spaces.audit.pack(taskId, seq), value(412)],
+      [spaces.tasks.pack(taskId, 0), value(268)],
       [ks.index.pack('task', taskId, at, id), value(7)],
     ];
   }
@@ -101,10 +109,10 @@ async function measure(layout: Layout): Promise<string> {
   await env.close();
   times.sort((a, b) => a - b);
   const p = (q: number): string => times[Math.floor(q * times.length)]!.toFixed(0);
-  return `${layout.padEnd(10)}  ${String(TASKS * PER_TASK).padStart(9)}  ${p(0.5).padStart(8)}  ${p(0.9).padStart(8)}  ${(bytes / COMMITS / 4096).toFixed(1).padStart(6)}`;
+  return `${layout.padEnd(11)}  ${String(TASKS * PER_TASK).padStart(9)}  ${p(0.5).padStart(8)}  ${p(0.9).padStart(8)}  ${(bytes / COMMITS / 4096).toFixed(1).padStart(6)}`;
 }
 
 runMain(async () => {
-  console.log(`layout      checkpoints  p50 (µs)  p90 (µs)  pages   (a lone create's commit, ${COMMITS} commits, two rounds)`);
-  for (let round = 0; round < 2; round++) for (const layout of ['today', 'task-local'] as const) console.log(await measure(layout));
+  console.log(`layout       checkpoints  p50 (µs)  p90 (µs)  pages   (a lone create's commit, ${COMMITS} commits, two rounds)`);
+  for (let round = 0; round < 2; round++) for (const layout of ['spaces', 'task', 'interleaved'] as const) console.log(await measure(layout));
 }, () => tempDirs.removeAll());

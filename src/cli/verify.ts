@@ -13,6 +13,8 @@ import type { ServiceContext } from '../service/context.js';
 import { standaloneContext } from '../service/standalone.js';
 import { Vault } from '../service/vault.js';
 import { openStore } from '../store/open.js';
+import { adoptKeyLayout } from '../service/repository/repository.js';
+import { runTransaction } from '../service/transactions.js';
 import { CliError, EXIT } from './errors.js';
 import { json, server, type ServerOptions } from './http.js';
 
@@ -58,6 +60,12 @@ async function onDisk(dataDir: string, tenant: string, keyFile: string | undefin
   } catch (error) {
     await store.close();
     throw new CliError((error as Error).message, EXIT.usage);
+  }
+  try {
+    await adoptKeyLayout((body) => runTransaction(ctx, body));
+  } catch (error) {
+    await store.close();
+    throw new CliError(`The data directory ${dataDir} could not be read (${(error as Error).message}).`, EXIT.unreachable);
   }
   const actor: Actor = { tenant, role: 'auditor', subject: 'baton-cli' };
   return {

@@ -25,7 +25,8 @@ import { startMaintenance } from './maintenance/runner.js';
 import { startOperationSweeper } from './operation-sweeper.js';
 import { MissingKeyError, openPlain } from '../crypto/keyring.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
-import { isOutage } from './transactions.js';
+import { isOutage, runTransaction, storeCause } from './transactions.js';
+import { adoptKeyLayout, forgetKeyLayout } from './repository/repository.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
 import { Indexer } from './indexer/indexer.js';
@@ -111,6 +112,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const faults = options.faultInjection ? new FaultInjectingStore(options.store) : undefined;
   const store: Store = faults ?? options.store;
   const base = serviceContext(config, { ...options, store });
+  const stopLayout = await settleLayout(base);
   await checkStoreKeys(base, config);
   await seedSettings(base);
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;
@@ -153,12 +155,50 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       return left;
     },
     async close() {
+      stopLayout();
       await stopRekey(ctx);
       for (const stop of stops) await stop();
       stops = [];
       await leaveFleet(ctx, instance).catch((error: unknown) => ctx.log.warn({ err: error }, 'the instance entry could not be updated at shutdown; it lapses on its own'));
       await queue?.close();
     },
+  };
+}
+
+/** How often a store that was down at start-up is asked for its key layout again. */
+const LAYOUT_RETRY_MS = 1_000;
+
+/**
+ * Reads the store's key layout (`repository/key-layout.ts`) before anything packs a
+ * key. A store down at start-up (or whose disk has no room for the layout's
+ * row) leaves it unknown: every transaction fails `unavailable` (queued
+ * writes wait in the journal) until a retry every second reads it. Answers
+ * how to stop the retries.
+ */
+async function settleLayout(ctx: ServiceContext): Promise<() => void> {
+  try {
+    await adoptKeyLayout((body) => runTransaction(ctx, body));
+    return () => undefined;
+  } catch (error) {
+    if (!isOutage(error) && storeCause(error) !== 'no_space') throw error;
+    forgetKeyLayout();
+    ctx.log.warn({ err: error }, 'the store is unavailable at start-up; its key layout is read when it is back, and until then every request answers 503');
+  }
+  let stopped = false;
+  const timer = setInterval(() => {
+    adoptKeyLayout((body) => runTransaction(ctx, body)).then(
+      (layout) => {
+        if (stopped) return;
+        clearInterval(timer);
+        ctx.log.info({ layout }, 'the store answers: its key layout is read');
+      },
+      () => undefined,
+    );
+  }, LAYOUT_RETRY_MS);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
   };
 }
 

@@ -10,7 +10,7 @@
 import { Packr, type Options } from 'msgpackr';
 import * as tuple from 'fdb-tuple';
 import type { Bytes, Transaction } from './store.js';
-import { prefixEnd } from './store.js';
+import { prefixEnd, StoreError } from './store.js';
 
 /** One element of a tuple key. */
 export type KeyPart = string | number | bigint | boolean | null | Buffer;
@@ -63,7 +63,33 @@ export const SPACES = {
   meta: 'meta',
   /** `(operationId)` → a queued write that could no longer apply when replayed. */
   deadLetters: 'dead',
+  /**
+   * `(taskId, tag, ...)`: a task's own rows side by side (store format 9, the
+   * `task` layout, {@link KeyLayout}): its records, audit entries, history and
+   * head, so that a create's rows share the task's pages.
+   */
+  taskLocal: 'tk',
+  /** `(taskId)` → empty; every task, written with its first head, listed in id order (the `task` layout). */
+  taskList: 'tl',
 } as const;
+
+/**
+ * Where a task's own rows are. `task` (store format 9, every store created
+ * since): under `("tk", taskId, tag)`, {@link TASK_TAGS}. `spaces` (a store
+ * written before): each kind in its own space, `("cp", taskId, …)`,
+ * `("aud", taskId, …)`, `("hist", taskId, …)`, `("task", taskId)`. A store
+ * keeps the layout it was created with (`src/service/repository/key-layout.ts`).
+ */
+export type KeyLayout = 'task' | 'spaces';
+
+/**
+ * The tag after the task id of each task-local space, in the `task` layout.
+ * In key order: the audit entries, the records, then the small rows (history,
+ * head) together at the end of the task's range, where a create's writes land.
+ */
+export const TASK_TAGS = { audit: 'a', checkpoints: 'c', history: 'h', tasks: 't' } as const;
+
+type TaskSpaceName = keyof typeof TASK_TAGS;
 
 export type SpaceName = keyof typeof SPACES;
 
@@ -77,25 +103,7 @@ export class Subspace {
 
   /** The key of `parts` inside this subspace. */
   pack(...parts: KeyPart[]): Bytes {
-    if (parts.length === 0) return this.prefix;
-    // Strings only, none holding U+0000 (nearly every key): one buffer, each part written into it once.
-    let length = this.prefix.length;
-    for (const part of parts) {
-      if (typeof part !== 'string' || part.indexOf('\u0000') >= 0) return this.packParts(parts);
-      length += Buffer.byteLength(part, 'utf8') + 2;
-    }
-    const out = Buffer.allocUnsafe(length);
-    this.prefix.copy(out, 0);
-    let at = this.prefix.length;
-    for (const part of parts as string[]) at = writePlainString(out, at, part);
-    return out;
-  }
-
-  /** {@link pack} part by part, any kind of part. */
-  private packParts(parts: KeyPart[]): Bytes {
-    const pieces: Buffer[] = [this.prefix];
-    for (const part of parts) pieces.push(typeof part === 'string' ? packString(part) : tuple.pack([part as tuple.TupleItem]));
-    return Buffer.concat(pieces);
+    return packAfter(this.prefix, parts);
   }
 
   /** The tuple parts of a key made by {@link pack}, without this prefix. */
@@ -118,6 +126,82 @@ export class Subspace {
     const base = this.pack(...parts);
     return { begin: Buffer.concat([base, ZERO]), end: Buffer.concat([base, FF]) };
   }
+}
+
+/** `prefix ‖ parts` packed as a tuple, in one buffer when every part is a string. */
+function packAfter(prefix: Bytes, parts: KeyPart[]): Bytes {
+  if (parts.length === 0) return prefix;
+  // Strings only, none holding U+0000 (nearly every key): one buffer, each part written into it once.
+  let length = prefix.length;
+  for (const part of parts) {
+    if (typeof part !== 'string' || part.indexOf('\u0000') >= 0) return packParts(prefix, parts);
+    length += Buffer.byteLength(part, 'utf8') + 2;
+  }
+  const out = Buffer.allocUnsafe(length);
+  prefix.copy(out, 0);
+  let at = prefix.length;
+  for (const part of parts as string[]) at = writePlainString(out, at, part);
+  return out;
+}
+
+/** {@link packAfter} part by part, any kind of part. */
+function packParts(prefix: Bytes, parts: KeyPart[]): Bytes {
+  const pieces: Buffer[] = [prefix];
+  for (const part of parts) pieces.push(typeof part === 'string' ? packString(part) : tuple.pack([part as tuple.TupleItem]));
+  return Buffer.concat(pieces);
+}
+
+/**
+ * One kind of a task's rows in the `task` layout: the key of `(taskId,
+ * ...rest)` is `("tk", taskId, tag, ...rest)`, so a task's kinds sit side by
+ * side under its id. Every key names its task: there is no range across
+ * tasks (list them through `taskList`).
+ */
+export class TaskSpace extends Subspace {
+  private readonly tag: Bytes;
+
+  constructor(
+    taskLocal: Subspace,
+    private readonly tagName: string,
+  ) {
+    super(taskLocal.prefix);
+    this.tag = packString(tagName);
+  }
+
+  override pack(...parts: KeyPart[]): Bytes {
+    const taskId = parts[0];
+    if (typeof taskId !== 'string') throw new RangeError('A task-local key starts with its task id.');
+    const head = packStringBetween(this.prefix, taskId, this.tag);
+    return parts.length === 1 ? head : packAfter(head, parts.slice(1));
+  }
+
+  override unpack(key: Bytes): KeyPart[] {
+    if (!this.contains(key)) throw new RangeError('The key is outside this subspace.');
+    const [taskId, , ...rest] = tuple.unpack(key.subarray(this.prefix.length)) as KeyPart[];
+    return [taskId!, ...rest];
+  }
+
+  override contains(key: Bytes): boolean {
+    if (!super.contains(key)) return false;
+    const end = packedStringEnd(key, this.prefix.length);
+    return end > 0 && key.length >= end + this.tag.length && key.subarray(end, end + this.tag.length).equals(this.tag);
+  }
+
+  override range(...parts: KeyPart[]): { begin: Bytes; end: Bytes } {
+    if (parts.length === 0) throw new RangeError('A task-local space has no range across tasks.');
+    return super.range(...parts);
+  }
+}
+
+/** Where the packed string at `at` ends (the offset after its 0x00), or -1 when none starts there. */
+function packedStringEnd(key: Buffer, at: number): number {
+  if (key[at] !== STRING_CODE) return -1;
+  for (let i = at + 1; i < key.length; i++) {
+    if (key[i] !== 0x00) continue;
+    if (key[i + 1] === 0xff) i += 1;
+    else return i + 1;
+  }
+  return -1;
 }
 
 const ZERO = Buffer.from([0x00]);
@@ -228,13 +312,33 @@ function packEscaped(value: string): Buffer {
 const ONE_PART_ZERO = tuple.pack([0]);
 const ONE_PART_ONE = tuple.pack([1]);
 
-/** The root subspace `("baton", tenant)` and its named children. */
-export function tenantKeyspace(tenant: string): Record<SpaceName, Subspace> & { root: Subspace } {
+/** The layout of the store this process serves; undefined while it could not be read (the store was down when the process started). */
+let layout: KeyLayout | undefined = 'task';
+
+/**
+ * The layout of the store this process serves (`src/service/repository/key-layout.ts` reads
+ * it when the service starts; a store a process opens without the service, a
+ * new one, is in the `task` layout). Throws `unavailable` while the store's
+ * layout could not be read: no key can be packed before it is.
+ */
+export function keyLayout(): KeyLayout {
+  if (layout === undefined) throw new StoreError('unavailable', 'The store could not be read when this instance started, so where its rows are is not known yet; it is read again every second until the store answers.');
+  return layout;
+}
+
+/** Sets the layout keys are packed in from now on (one store a process, whose layout `key-layout.ts` read); undefined: not known until it is set. */
+export function useKeyLayout(next: KeyLayout | undefined): void {
+  layout = next;
+}
+
+/** The root subspace `("baton", tenant)` and its named children, in `keys`' layout (the store's, by default). */
+export function tenantKeyspace(tenant: string, keys: KeyLayout = keyLayout()): Record<SpaceName, Subspace> & { root: Subspace; layout: KeyLayout } {
   const root = new Subspace(tuple.pack(['baton', tenant]));
   const spaces = Object.fromEntries(
     Object.entries(SPACES).map(([name, short]) => [name, root.at(short)]),
   ) as Record<SpaceName, Subspace>;
-  return { root, ...spaces };
+  if (keys === 'task') for (const [name, tag] of Object.entries(TASK_TAGS)) spaces[name as TaskSpaceName] = new TaskSpace(spaces.taskLocal, tag);
+  return { root, layout: keys, ...spaces };
 }
 
 /**
@@ -266,6 +370,8 @@ export const SYSTEM_SPACES = {
   duties: 'duty',
   /** `()` → the re-seal pass (`baton rekey`): who runs it, its progress and heartbeat, so every instance reports the same pass and only one runs. */
   rekey: 'rk',
+  /** `()` → `{ layout }`: where a task's rows are ({@link KeyLayout}), written when the store is first opened (`src/service/repository/key-layout.ts`). */
+  layout: 'lay',
 } as const;
 
 let system: Readonly<Record<keyof typeof SYSTEM_SPACES, Subspace>> | undefined;

@@ -29,8 +29,8 @@ export interface Sealing {
   readonly words?: BlindTable;
 }
 
-/** The spaces whose values the repository writes (links hold empty values). */
-type ValueSpace = Exclude<keyof typeof SPACES, 'links'>;
+/** The spaces whose values the repository writes (links and the task list hold empty values; `taskLocal` is the parent of the task-local spaces). */
+type ValueSpace = Exclude<keyof typeof SPACES, 'links' | 'taskList' | 'taskLocal'>;
 
 /** Whether a space's values hold a tenant's data (sealed) or only ids (plain). */
 const SEALED: Readonly<Record<ValueSpace, boolean>> = {

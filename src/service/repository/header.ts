@@ -9,7 +9,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { MESSAGE_PACK, systemKeyspace } from '../../store/keyspace.js';
+import { MESSAGE_PACK, systemKeyspace, type KeyLayout } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
@@ -45,11 +45,22 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * `to`) are written a line per start with its words after it, positions
  * packed (`open-runs.ts`), so the row fits a page without an overflow page;
  * a release before it would read no open run there and start every word's
- * run afresh at the task's next merge. An earlier tenant is raised to 8 when this version first
- * writes to it, so an earlier release stops writing to it; what that release
- * wrote is still read (and its expiry entries cleared).
+ * run afresh at the task's next merge. 9: a task's own rows (records, audit
+ * entries, history, head) are under `("tk", taskId, tag)` (the `task` key
+ * layout, `store/keyspace.ts`), in a store created since; a release before it
+ * would find no task there. A tenant of a store that keeps the `spaces`
+ * layout (created before format 9, `repository/key-layout.ts`) is written as format 8
+ * wrote it and its header says 8, so a release of format 8 still serves it.
+ * An earlier tenant is raised to the format its store's layout writes when
+ * this version first writes to it, so an earlier release stops writing to
+ * it; what that release wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 8;
+export const STORE_FORMAT = 9;
+
+/** The format a tenant's header says in a store of `layout`: 9 for the `task` layout, 8 for `spaces` (whose rows are as format 8 wrote them). */
+export function formatOf(layout: KeyLayout): number {
+  return layout === 'task' ? STORE_FORMAT : 8;
+}
 
 export interface StoreHeader {
   format: number;
@@ -57,9 +68,16 @@ export interface StoreHeader {
   codec: 'msgpack';
 }
 
-const CURRENT: StoreHeader = Object.freeze({ format: STORE_FORMAT, codec: 'msgpack' });
-/** The header this version writes, as stored (the plain MessagePack of `meta` binds nothing to its key). */
-const CURRENT_BYTES = Buffer.from(MESSAGE_PACK.encode(CURRENT, Buffer.alloc(0)));
+/** The header this version writes in a store of each layout, and its bytes as stored (the plain MessagePack of `meta` binds nothing to its key). */
+const CURRENT = {
+  task: current(formatOf('task')),
+  spaces: current(formatOf('spaces')),
+};
+
+function current(format: number): { header: StoreHeader; bytes: Buffer } {
+  const header: StoreHeader = Object.freeze({ format, codec: 'msgpack' });
+  return { header, bytes: Buffer.from(MESSAGE_PACK.encode(header, Buffer.alloc(0))) };
+}
 
 export class HeaderRows {
   constructor(
@@ -73,18 +91,19 @@ export class HeaderRows {
   async ensure(): Promise<StoreHeader | undefined> {
     const key = this.ks.meta.pack('format');
     const value = await this.tx.get(key);
+    const written = CURRENT[this.ks.layout];
     // Every write reads the header: the current one, byte for byte, is not decoded again.
-    if (value !== undefined && CURRENT_BYTES.equals(value)) return CURRENT;
+    if (value !== undefined && written.bytes.equals(value)) return written.header;
     if (value !== undefined) {
       const header = MESSAGE_PACK.decode(value, key) as StoreHeader;
       if (header.format > STORE_FORMAT) return undefined;
-      if (header.format === STORE_FORMAT) return header;
+      if (header.format >= written.header.format) return header;
       // Every earlier format reads as this one: only what is written next differs.
-      const raised: StoreHeader = { ...header, format: STORE_FORMAT };
+      const raised: StoreHeader = { ...header, format: written.header.format };
       this.tx.set(key, MESSAGE_PACK.encode(raised, key));
       return raised;
     }
-    const header: StoreHeader = { format: STORE_FORMAT, codec: 'msgpack' };
+    const header: StoreHeader = { format: written.header.format, codec: 'msgpack' };
     this.tx.set(key, MESSAGE_PACK.encode(header, key));
     // The tenant joins the list the passes over every tenant's data walk.
     this.tx.set(systemKeyspace().tenants.pack(this.tenant), Buffer.alloc(0));

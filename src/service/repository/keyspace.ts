@@ -1,20 +1,22 @@
 /**
  * Each tenant's keyspace, built once: keys are packed on every request, and a
- * tenant's subspaces never change.
+ * tenant's subspaces never change (but for the layout of the store the
+ * process serves, settled when it opens: `src/service/repository/key-layout.ts`).
  *
  * @module
  */
-import { tenantKeyspace } from '../../store/keyspace.js';
+import { keyLayout, tenantKeyspace, type KeyLayout } from '../../store/keyspace.js';
 
 export type Keyspace = ReturnType<typeof tenantKeyspace>;
 
-const keyspaces = new Map<string, Keyspace>();
+const keyspaces: Record<KeyLayout, Map<string, Keyspace>> = { task: new Map(), spaces: new Map() };
 
 export function keyspaceOf(tenant: string): Keyspace {
-  let ks = keyspaces.get(tenant);
+  const layout = keyLayout();
+  let ks = keyspaces[layout].get(tenant);
   if (ks === undefined) {
-    ks = tenantKeyspace(tenant);
-    keyspaces.set(tenant, ks);
+    ks = tenantKeyspace(tenant, layout);
+    keyspaces[layout].set(tenant, ks);
   }
   return ks;
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import { sealedKeyId } from '../../crypto/keyring.js';
-import { readRecordBytes, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
+import { readRecordBytes, TASK_TAGS, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
 import type { Bytes, Transaction } from '../../store/store.js';
 import { codecsFor, decodePlain, SEALED_SPACES, type Sealing } from './codec.js';
 import { IndexRows } from './indexes.js';
@@ -64,15 +64,20 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
   const ks = keyspaceOf(tenant);
   const budget = new WriteBudget(tx);
   const out: ResealBatch = { next: at, scanned: 0, resealed: 0, reindexed: 0 };
-  const { name, records } = SPACES[at.space]!;
-  const space = ks[name] as Subspace;
-  const range = space.range();
+  const visited = SPACES[at.space]!;
+  // In the `task` layout a task's own spaces share one range, visited once, at the first of them.
+  const local = ks.layout === 'task' && TASK_LOCAL.has(visited.name);
+  if (local && visited.name !== FIRST_TASK_LOCAL) return { ...out, next: nextSpace(at) };
+  const range = local ? ks.taskLocal.range() : (ks[visited.name] as Subspace).range();
   const rows = await tx.getRange(at.after === undefined ? range.begin : Buffer.concat([at.after, AFTER]), range.end, { limit: ROWS_PER_BATCH });
   const terms = new TermRows(tx, ks, codecsFor(sealing), sealing, tenant, apart);
   for (const row of rows) {
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
+    const { name, records } = local ? taskLocalSpace(ks, row.key) : visited;
+    const space = ks[name] as Subspace;
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
+    if (local && !SEALED_TASK_LOCAL.has(name)) continue;
     if (name === 'pendingTerms' || name === 'pendingList') {
       const entry = await terms.pending.get(...terms.pending.positionOf(row.key));
       if (entry === undefined) continue;
@@ -116,8 +121,27 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
     // A split record's later chunks were just rewritten: resume after all of them.
     if (chunk === 1) out.next = { space: at.space, after: Buffer.concat([base, FF]) };
   }
-  if (rows.length < ROWS_PER_BATCH) out.next = at.space + 1 < SPACES.length ? { space: at.space + 1 } : undefined;
+  if (rows.length < ROWS_PER_BATCH) out.next = nextSpace(at);
   return out;
+}
+
+function nextSpace(at: ResealPosition): ResealPosition | undefined {
+  return at.space + 1 < SPACES.length ? { space: at.space + 1 } : undefined;
+}
+
+/** The task-local spaces of the `task` layout (`keyspace.ts`), by their tags. */
+const TASK_LOCAL: ReadonlySet<string> = new Set(Object.keys(TASK_TAGS));
+const BY_TAG = new Map<string, keyof typeof TASK_TAGS>(Object.entries(TASK_TAGS).map(([name, tag]) => [tag, name as keyof typeof TASK_TAGS]));
+const SEALED_TASK_LOCAL: ReadonlySet<string> = new Set(SEALED_SPACES.filter((name) => TASK_LOCAL.has(name)));
+/** Where a pass of the `task` layout visits the task-local range: the first of those spaces it lists. */
+const FIRST_TASK_LOCAL = SPACES.find((entry) => TASK_LOCAL.has(entry.name))!.name;
+
+/** The task-local space a key of `("tk", taskId, tag, …)` belongs to. */
+function taskLocalSpace(ks: Keyspace, key: Bytes): { name: keyof Keyspace; records: boolean } {
+  const tag = ks.taskLocal.unpack(key)[1] as string;
+  const name = BY_TAG.get(tag);
+  if (name === undefined) throw new Error(`A task-local key has a tag this version does not know (${tag}).`);
+  return { name, records: RECORD_SPACES.has(name) };
 }
 
 /** A checkpoint's plain index keys replaced by blind ones; 1 when it was readable. */

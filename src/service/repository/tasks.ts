@@ -52,6 +52,9 @@ export interface TaskHead {
 }
 
 export class TaskRows {
+  /** Tasks whose head this transaction read: whether it existed. */
+  private readonly seen = new Map<string, boolean>();
+
   constructor(
     private readonly tx: Transaction,
     private readonly ks: Keyspace,
@@ -59,12 +62,20 @@ export class TaskRows {
   ) {}
 
   /** The task's head, or undefined when the task has never been written. */
-  head(taskId: string): Promise<TaskHead | undefined> {
-    return readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId], this.codecs.tasks);
+  async head(taskId: string): Promise<TaskHead | undefined> {
+    const head = await readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId], this.codecs.tasks);
+    this.seen.set(taskId, head !== undefined);
+    return head;
   }
 
-  /** Up to `limit` task ids after `after`, in id order (a head's chunks share its id: each counts once). */
+  /** Up to `limit` task ids after `after`, in id order. */
   async ids(after: string | undefined, limit: number): Promise<string[]> {
+    if (this.ks.layout === 'task') {
+      const list = this.ks.taskList;
+      const rows = await this.tx.getRange(after === undefined ? list.range().begin : list.range(after).end, list.range().end, { limit });
+      return rows.map((row) => list.unpack(row.key)[0] as string);
+    }
+    // The `spaces` layout lists the heads themselves (a head's chunks share its id: each counts once).
     const range = this.ks.tasks.range();
     const begin = after === undefined ? range.begin : this.ks.tasks.range(after).end;
     const ids: string[] = [];
@@ -83,5 +94,16 @@ export class TaskRows {
 
   async putHead(head: TaskHead): Promise<void> {
     await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, this.codecs.tasks);
+    // A new task joins the list (the `task` layout keeps heads beside each task's rows, not in one range).
+    if (this.ks.layout === 'task' && !(this.seen.get(head.taskId) ?? (await this.listed(head.taskId)))) {
+      this.tx.set(this.ks.taskList.pack(head.taskId), EMPTY);
+      this.seen.set(head.taskId, true);
+    }
+  }
+
+  private async listed(taskId: string): Promise<boolean> {
+    return (await this.tx.get(this.ks.taskList.pack(taskId))) !== undefined;
   }
 }
+
+const EMPTY = Buffer.alloc(0);
