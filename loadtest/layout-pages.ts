@@ -12,9 +12,9 @@
  *               ("task", task), ("ix", "task", task, at, id): the layout of
  *               stores created before format 9
  *   task        ("tk", task, "a", seq), ("tk", task, "c", id),
- *               ("tk", task, "h", seq), ("tk", task, "t"): store format 9's
- *               layout as built (`tenantKeyspace(tenant, 'task')`), its
- *               `task` index entry still ("ix", "task", task, at, id)
+ *               ("tk", task, "h", seq), ("tk", task, "i", at, id),
+ *               ("tk", task, "t"): store format 9's layout as built
+ *               (`tenantKeyspace(tenant, 'task')`)
  *   interleaved ("tk", task, seq, "c" | "h" | "a" | "i") and the head at
  *               ("tk", task, true), after every seq of its task: a layout
  *               measured, not built (records keyed by their history slot)
@@ -64,7 +64,7 @@ function rowsOf(layout: Layout, task: number, seq: number, n: number): [Buffer, 
       [spaces.history.pack(taskId, seq), value(38)],
       [spaces.audit.pack(taskId, seq), value(412)],
       [spaces.tasks.pack(taskId, 0), value(268)],
-      [ks.index.pack('task', taskId, at, id), value(7)],
+      [spaces.index.pack('task', taskId, at, id), value(7)],
     ];
   }
   return [

@@ -85,11 +85,15 @@ export type KeyLayout = 'task' | 'spaces';
 /**
  * The tag after the task id of each task-local space, in the `task` layout.
  * In key order: the audit entries, the records, then the small rows (history,
- * head) together at the end of the task's range, where a create's writes land.
+ * the `task` index's entries, {@link TASK_INDEX_TAG}, and the head) together
+ * at the end of the task's range, where a create's writes land.
  */
 export const TASK_TAGS = { audit: 'a', checkpoints: 'c', history: 'h', tasks: 't' } as const;
 
 type TaskSpaceName = keyof typeof TASK_TAGS;
+
+/** The tag of a task's `task` index entries in the `task` layout ({@link IndexSpace}), after its history. */
+export const TASK_INDEX_TAG = 'i';
 
 export type SpaceName = keyof typeof SPACES;
 
@@ -190,6 +194,47 @@ export class TaskSpace extends Subspace {
   override range(...parts: KeyPart[]): { begin: Bytes; end: Bytes } {
     if (parts.length === 0) throw new RangeError('A task-local space has no range across tasks.');
     return super.range(...parts);
+  }
+
+  /** A key of `(taskId, ...rest)` is `prefix ‖ taskId ‖ infix ‖ rest`, each packed. */
+  frame(): { prefix: Bytes; infix: Bytes } {
+    return { prefix: this.prefix, infix: this.tag };
+  }
+}
+
+/**
+ * The secondary indexes `("ix", name, value, createdAt, checkpointId)`; in the
+ * `task` layout the `task` index's entries are the task's own rows instead,
+ * `("tk", taskId, "i", createdAt, checkpointId)`, beside its records. Packs,
+ * ranges and unpacks `(name, value, …)` either way.
+ */
+export class IndexSpace extends Subspace {
+  constructor(
+    index: Subspace,
+    private readonly taskIndex: TaskSpace,
+  ) {
+    super(index.prefix);
+  }
+
+  override pack(...parts: KeyPart[]): Bytes {
+    return parts[0] === 'task' && parts.length >= 2 ? this.taskIndex.pack(...parts.slice(1)) : super.pack(...parts);
+  }
+
+  override range(...parts: KeyPart[]): { begin: Bytes; end: Bytes } {
+    return parts[0] === 'task' && parts.length >= 2 ? this.taskIndex.range(...parts.slice(1)) : super.range(...parts);
+  }
+
+  override unpack(key: Bytes): KeyPart[] {
+    return this.taskIndex.contains(key) ? ['task', ...this.taskIndex.unpack(key)] : super.unpack(key);
+  }
+
+  override contains(key: Bytes): boolean {
+    return super.contains(key) || this.taskIndex.contains(key);
+  }
+
+  /** An entry of `name` is `prefix ‖ value ‖ infix ‖ (createdAt, checkpointId)`, each packed. */
+  frame(name: string): { prefix: Bytes; infix: Bytes } {
+    return name === 'task' ? this.taskIndex.frame() : { prefix: super.pack(name), infix: EMPTY };
   }
 }
 
@@ -337,7 +382,10 @@ export function tenantKeyspace(tenant: string, keys: KeyLayout = keyLayout()): R
   const spaces = Object.fromEntries(
     Object.entries(SPACES).map(([name, short]) => [name, root.at(short)]),
   ) as Record<SpaceName, Subspace>;
-  if (keys === 'task') for (const [name, tag] of Object.entries(TASK_TAGS)) spaces[name as TaskSpaceName] = new TaskSpace(spaces.taskLocal, tag);
+  if (keys === 'task') {
+    for (const [name, tag] of Object.entries(TASK_TAGS)) spaces[name as TaskSpaceName] = new TaskSpace(spaces.taskLocal, tag);
+    spaces.index = new IndexSpace(spaces.index, new TaskSpace(spaces.taskLocal, TASK_INDEX_TAG));
+  }
   return { root, layout: keys, ...spaces };
 }
 

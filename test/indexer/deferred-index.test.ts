@@ -42,10 +42,10 @@ async function found(t: TestApp, query: string, limit = 100): Promise<string[]> 
   throw new Error(`The search did not end in ${limit} pages (${ids.length} found).`);
 }
 
-/** The tenant's index keys, as `name value id`. */
+/** The tenant's index keys, as `name value id` (the `task` index's among its task's rows in the `task` layout). */
 async function indexKeys(t: TestApp, tenant = 'default'): Promise<string[]> {
-  const { index } = keyspaceOf(tenant);
-  const rows = await t.store.transact((tx) => tx.getRange(index.range().begin, index.range().end), { readOnly: true });
+  const { index, root } = keyspaceOf(tenant);
+  const rows = (await t.store.transact((tx) => tx.getRange(root.range().begin, root.range().end), { readOnly: true })).filter((row) => index.contains(row.key));
   return rows.map((row) => index.unpack(row.key) as string[]).map(([name, value, , id]) => `${name} ${value} ${id}`).sort();
 }
 

@@ -1,6 +1,6 @@
 /**
  * Where a task's rows are (`docs/keyspace.md`, "Where a task's rows are"): a
- * new store puts a task's records, audit entries, history and head under
+ * new store puts a task's records, audit entries, history, `task` index entries and head under
  * `("tk", taskId)` and lists tasks through `("tl", taskId)`; a store written
  * before format 9 (its tasks in their own space, no layout row) keeps each kind in its
  * own space and is served as before, across restarts; while the layout is
@@ -77,6 +77,9 @@ async function expectServed(app: FastifyInstance, tasks: Record<string, number>)
     const latest = await app.inject({ method: 'GET', url: `/v1/tasks/${taskId}/checkpoints/latest`, headers });
     expect(latest.statusCode).toBe(200);
     expect(latest.json()).toMatchObject({ taskId, recovery: { continuationPrompt: `step ${count - 1} of ${taskId}` } });
+    // Found by the `task` index (its entries among the task's rows in the `task` layout) from the first create on.
+    const found = (await app.inject({ method: 'GET', url: `/v1/checkpoints?taskId=${taskId}&limit=100`, headers })).json() as { items: { taskId: string }[] };
+    expect(found.items.map((item) => item.taskId)).toEqual(Array.from({ length: count }, () => taskId));
     const verified = (await app.inject({ method: 'GET', url: `/v1/tasks/${taskId}/audit/verify`, headers })).json() as { ok: boolean; entries: number };
     expect(verified).toMatchObject({ ok: true });
     expect(verified.entries).toBeGreaterThanOrEqual(count);
@@ -92,7 +95,9 @@ describe('the key layout', () => {
     await expectServed(served.app, tasks);
     expect(await storedLayout(served.store)).toBe('task');
     const ks = tenantKeyspace('default', 'task');
-    expect(await keysUnder(served.store, ks.root.pack('tk', 'task-b'))).toBeGreaterThanOrEqual(3 * 3 + 1);
+    expect(await keysUnder(served.store, ks.root.pack('tk', 'task-b'))).toBeGreaterThanOrEqual(3 * 4 + 1);
+    expect(await keysUnder(served.store, ks.root.pack('tk', 'task-b', 'i'))).toBe(3);
+    expect(await keysUnder(served.store, ks.root.pack('ix', 'task'))).toBe(0);
     expect(await keysUnder(served.store, ks.root.pack('tl'))).toBe(3);
     for (const old of ['cp', 'aud', 'hist', 'task']) expect(await keysUnder(served.store, ks.root.pack(old)), old).toBe(0);
     // A store filled without its layout row (by a process that wrote through the service layer alone) is read by where its tasks are.
@@ -136,6 +141,7 @@ describe('the key layout', () => {
     expect(await keysUnder(served.store, ks.root.pack('tl'))).toBe(0);
     expect(await keysUnder(served.store, ks.root.pack('cp', 'task-w'))).toBe(3);
     expect(await keysUnder(served.store, ks.root.pack('hist', 'task-w'))).toBe(3);
+    expect(await keysUnder(served.store, ks.root.pack('ix', 'task', 'task-w'))).toBe(3);
     expect(await keysUnder(served.store, ks.root.pack('task'))).toBe(3);
     // Its tenant's header says 8: a release of format 8 serves this store too.
     expect(decodeValue(await served.store.transact(async (tx) => (await tx.get(ks.meta.pack('format')))!, { readOnly: true }))).toEqual({ format: 8, codec: 'msgpack' });

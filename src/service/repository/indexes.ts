@@ -12,7 +12,7 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { sha256Hex } from '../../domain/hash.js';
-import { packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
+import { IndexSpace, packString, packStringBetween, type Subspace } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 
@@ -148,7 +148,7 @@ export interface IndexScan {
 
 /** The secondary indexes of one tenant, inside one transaction. */
 export class IndexRows {
-  private prefixes: Record<IndexName, Buffer> | undefined;
+  private frames: Record<IndexName, Frame> | undefined;
 
   constructor(
     private readonly tx: Transaction,
@@ -213,8 +213,7 @@ export class IndexRows {
     if (entries.length === 0) return;
     const suffix = Buffer.concat([packString(at.createdAt), packString(at.checkpointId)]);
     const value = this.codecs.index.encode(taskId, EMPTY);
-    const prefixes = (this.prefixes ??= namePrefixes(this.index));
-    for (const entry of entries) this.tx.set(packStringBetween(prefixes[entry.name], IndexRows.spelled(entry, this.sealing).value, suffix), value);
+    for (const entry of entries) this.tx.set(this.key(entry.name, IndexRows.spelled(entry, this.sealing).value, suffix, false), value);
   }
 
   /** A deferred entry as this tenant spells it now: one written plain before encryption was on is blinded. */
@@ -263,9 +262,10 @@ export class IndexRows {
     to.insert(checkpoint, kept);
   }
 
-  /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once. */
-  private key(name: IndexName, value: string, suffix: Buffer): Buffer {
-    return packStringBetween((this.prefixes ??= namePrefixes(this.index))[name], this.keyValue(name, value), suffix);
+  /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once; `value` blinded here unless `spelled`. */
+  private key(name: IndexName, value: string, suffix: Buffer, spell = true): Buffer {
+    const { prefix, infix } = (this.frames ??= nameFrames(this.index))[name];
+    return packStringBetween(prefix, spell ? this.keyValue(name, value) : value, infix.length === 0 ? suffix : Buffer.concat([infix, suffix]));
   }
 
   /** `value` as index keys hold it: blinded where it is a tenant's words and encryption is on. */
@@ -305,14 +305,17 @@ const EMPTY = Buffer.alloc(0);
 /** Appended to a key: the first key after it (no index key extends another). */
 const AFTER = Buffer.from([0x00]);
 
-/** Each index subspace's packed `(name)` prefixes, made once per tenant's subspace. */
-const prefixCache = new WeakMap<Subspace, Record<IndexName, Buffer>>();
+/** An entry of one index is `prefix ‖ value ‖ infix ‖ (createdAt, checkpointId)` ({@link IndexSpace}); the infix is empty but for the `task` layout's `task` index. */
+type Frame = { prefix: Buffer; infix: Buffer };
 
-function namePrefixes(index: Subspace): Record<IndexName, Buffer> {
-  let prefixes = prefixCache.get(index);
-  if (prefixes === undefined) {
-    prefixes = Object.fromEntries(INDEX_NAMES.map((name) => [name, index.pack(name)])) as Record<IndexName, Buffer>;
-    prefixCache.set(index, prefixes);
+/** Each index subspace's packed frames by name, made once per tenant's subspace. */
+const frameCache = new WeakMap<Subspace, Record<IndexName, Frame>>();
+
+function nameFrames(index: Subspace): Record<IndexName, Frame> {
+  let frames = frameCache.get(index);
+  if (frames === undefined) {
+    frames = Object.fromEntries(INDEX_NAMES.map((name) => [name, index instanceof IndexSpace ? index.frame(name) : { prefix: index.pack(name), infix: EMPTY }])) as Record<IndexName, Frame>;
+    frameCache.set(index, frames);
   }
-  return prefixes;
+  return frames;
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import { sealedKeyId } from '../../crypto/keyring.js';
-import { readRecordBytes, TASK_TAGS, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
+import { readRecordBytes, TASK_INDEX_TAG, TASK_TAGS, writeRecordBytes, type Subspace } from '../../store/keyspace.js';
 import type { Bytes, Transaction } from '../../store/store.js';
 import { codecsFor, decodePlain, SEALED_SPACES, type Sealing } from './codec.js';
 import { IndexRows } from './indexes.js';
@@ -73,11 +73,13 @@ export async function resealBatch(tx: Transaction, tenant: string, sealing: Seal
   const terms = new TermRows(tx, ks, codecsFor(sealing), sealing, tenant, apart);
   for (const row of rows) {
     if (out.scanned > 0 && !budget.allows(row.value.length + 200)) return out;
-    const { name, records } = local ? taskLocalSpace(ks, row.key) : visited;
-    const space = ks[name] as Subspace;
+    const found = local ? taskLocalSpace(ks, row.key) : visited;
     out.scanned += 1;
     out.next = { space: at.space, after: row.key };
-    if (local && !SEALED_TASK_LOCAL.has(name)) continue;
+    // The task-local rows that hold no sealed value: the history, and the `task` index's entries (plain task ids).
+    if (found === undefined || (local && !SEALED_TASK_LOCAL.has(found.name))) continue;
+    const { name, records } = found;
+    const space = ks[name] as Subspace;
     if (name === 'pendingTerms' || name === 'pendingList') {
       const entry = await terms.pending.get(...terms.pending.positionOf(row.key));
       if (entry === undefined) continue;
@@ -136,9 +138,10 @@ const SEALED_TASK_LOCAL: ReadonlySet<string> = new Set(SEALED_SPACES.filter((nam
 /** Where a pass of the `task` layout visits the task-local range: the first of those spaces it lists. */
 const FIRST_TASK_LOCAL = SPACES.find((entry) => TASK_LOCAL.has(entry.name))!.name;
 
-/** The task-local space a key of `("tk", taskId, tag, …)` belongs to. */
-function taskLocalSpace(ks: Keyspace, key: Bytes): { name: keyof Keyspace; records: boolean } {
+/** The task-local space a key of `("tk", taskId, tag, …)` belongs to; undefined for the `task` index's entries. */
+function taskLocalSpace(ks: Keyspace, key: Bytes): { name: keyof Keyspace; records: boolean } | undefined {
   const tag = ks.taskLocal.unpack(key)[1] as string;
+  if (tag === TASK_INDEX_TAG) return undefined;
   const name = BY_TAG.get(tag);
   if (name === undefined) throw new Error(`A task-local key has a tag this version does not know (${tag}).`);
   return { name, records: RECORD_SPACES.has(name) };

@@ -18,7 +18,7 @@ import { decodeValue, encodeValue } from '../../../src/store/keyspace.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
 
 const TENANT = 'tenant-indexes';
-const index = keyspaceOf(TENANT).index;
+const { index, root } = keyspaceOf(TENANT);
 
 let dir: string;
 let store: LmdbStore;
@@ -53,10 +53,10 @@ function expected(c: Checkpoint): Map<string, string> {
   return new Map(indexEntries(c).map(([name, value]) => [index.pack(name, value, c.createdAt, c.id).toString('hex'), c.taskId]));
 }
 
-/** Every row of the tenant's index, as stored. */
+/** Every row of the tenant's index, as stored (the `task` index's among its task's rows in the `task` layout). */
 async function stored(): Promise<Map<string, string>> {
   return store.transact(async (tx) => {
-    const rows = await tx.getRange(index.prefix, Buffer.concat([index.prefix, Buffer.from([0xff])]));
+    const rows = (await tx.getRange(root.prefix, Buffer.concat([root.prefix, Buffer.from([0xff])]))).filter((row) => index.contains(row.key));
     return new Map(rows.map((row) => [row.key.toString('hex'), decodeValue<string>(row.value)]));
   });
 }
