@@ -357,36 +357,68 @@ function packEscaped(value: string): Buffer {
 const ONE_PART_ZERO = tuple.pack([0]);
 const ONE_PART_ONE = tuple.pack([1]);
 
-/** The layout of the store this process serves; undefined while it could not be read (the store was down when the process started). */
-let layout: KeyLayout | undefined = 'task';
+/** The layout of the store this process serves; `unknown` while it could not be read (the store was down when the process started). */
+let layout: KeyLayout | 'unknown' = 'task';
 
 /**
- * The layout of the store this process serves (`src/service/repository/key-layout.ts` reads
- * it when the service starts; a store a process opens without the service, a
- * new one, is in the `task` layout). Throws `unavailable` while the store's
- * layout could not be read: no key can be packed before it is.
+ * The layout of the store this process serves (`src/service/repository/key-layout.ts`
+ * reads it when the service starts; a store a process opens without the
+ * service, a new one, is in the `task` layout).
  */
-export function keyLayout(): KeyLayout {
-  if (layout === undefined) throw new StoreError('unavailable', 'The store could not be read when this instance started, so where its rows are is not known yet; it is read again every second until the store answers.');
+export function keyLayout(): KeyLayout | 'unknown' {
   return layout;
 }
 
-/** Sets the layout keys are packed in from now on (one store a process, whose layout `key-layout.ts` read); undefined: not known until it is set. */
-export function useKeyLayout(next: KeyLayout | undefined): void {
+/** Sets the layout keys are packed in from now on (one store a process, whose layout `key-layout.ts` read). */
+export function useKeyLayout(next: KeyLayout | 'unknown'): void {
   layout = next;
 }
 
-/** The root subspace `("baton", tenant)` and its named children, in `keys`' layout (the store's, by default). */
-export function tenantKeyspace(tenant: string, keys: KeyLayout = keyLayout()): Record<SpaceName, Subspace> & { root: Subspace; layout: KeyLayout } {
+/** What packing a task's key answers while the store's layout is not known: the store is unavailable, for now. */
+export function unknownLayout(): StoreError {
+  return new StoreError('unavailable', 'The store could not be read when this instance started, so where its tasks are is not known yet; it is read again every second until the store answers.');
+}
+
+/**
+ * The root subspace `("baton", tenant)` and its named children, in `keys`'
+ * layout (the store's, by default). While it is `unknown` every space
+ * packs as usual but a task's own (and the `task` index's), which throw
+ * {@link unknownLayout}.
+ */
+export function tenantKeyspace(tenant: string, keys: KeyLayout | 'unknown' = layout): Record<SpaceName, Subspace> & { root: Subspace; layout: KeyLayout | 'unknown' } {
   const root = new Subspace(tuple.pack(['baton', tenant]));
   const spaces = Object.fromEntries(
     Object.entries(SPACES).map(([name, short]) => [name, root.at(short)]),
   ) as Record<SpaceName, Subspace>;
-  if (keys === 'task') {
-    for (const [name, tag] of Object.entries(TASK_TAGS)) spaces[name as TaskSpaceName] = new TaskSpace(spaces.taskLocal, tag);
-    spaces.index = new IndexSpace(spaces.index, new TaskSpace(spaces.taskLocal, TASK_INDEX_TAG));
+  if (keys !== 'spaces') {
+    const local = (tag: string): TaskSpace => (keys === 'task' ? new TaskSpace(spaces.taskLocal, tag) : new UnknownTaskSpace(spaces.taskLocal, tag));
+    for (const [name, tag] of Object.entries(TASK_TAGS)) spaces[name as TaskSpaceName] = local(tag);
+    spaces.index = new IndexSpace(spaces.index, local(TASK_INDEX_TAG));
   }
   return { root, layout: keys, ...spaces };
+}
+
+/** A task-local space while the store's layout is not known: every use throws {@link unknownLayout}. */
+class UnknownTaskSpace extends TaskSpace {
+  override pack(): Bytes {
+    throw unknownLayout();
+  }
+
+  override unpack(): KeyPart[] {
+    throw unknownLayout();
+  }
+
+  override contains(): boolean {
+    throw unknownLayout();
+  }
+
+  override range(): { begin: Bytes; end: Bytes } {
+    throw unknownLayout();
+  }
+
+  override frame(): { prefix: Bytes; infix: Bytes } {
+    throw unknownLayout();
+  }
 }
 
 /**

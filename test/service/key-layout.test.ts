@@ -4,8 +4,9 @@
  * `("tk", taskId)` and lists tasks through `("tl", taskId)`; a store written
  * before format 9 (its tasks in their own space, no layout row) keeps each kind in its
  * own space and is served as before, across restarts; while the layout is
- * unknown (the store was down when the instance started) requests answer 503
- * and change nothing.
+ * unknown (the store was down when the instance started) reads answer 503,
+ * writes wait in the write queue, and the layout is read once the store
+ * answers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { configSchema } from '../../src/config.js';
 import { decodeValue, encodeValue, keyLayout, systemKeyspace, tenantKeyspace, useKeyLayout, type KeyLayout } from '../../src/store/keyspace.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { prefixRange } from '../../src/store/keyspace.js';
+import { StoreError, type Store, type TransactionBody, type TransactOptions } from '../../src/store/store.js';
 import { checkpointBody } from '../support/app.js';
 
 const TOKEN = 'layout-writer-token-0123456789';
@@ -153,18 +155,71 @@ describe('the key layout', () => {
     await served.stop();
   });
 
-  it('answers 503 and changes nothing while the store’s layout is not known, and serves once it is', async () => {
+  it('answers reads 503 and queues writes while the store’s layout is not known, and serves and replays them once it is', async () => {
     const dir = newDir();
     const served = await serve(dir);
     await useIt(served.app, { 'task-d': 1 });
     // What an instance started while its store was down is left with until the store answers.
-    useKeyLayout(undefined);
+    useKeyLayout('unknown');
     const read = await served.app.inject({ method: 'GET', url: '/v1/tasks/task-d/checkpoints/latest', headers });
     expect(read.statusCode).toBe(503);
     expect(read.headers['content-type']).toMatch(/application\/problem\+json/);
     expect(read.json()).toMatchObject({ code: 'store_unavailable' });
+    expect((await served.app.inject({ method: 'GET', url: '/v1/tasks?limit=10', headers })).statusCode).toBe(503);
+    const queued = await served.app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('task-d', { recovery: { continuationPrompt: 'step 1 of task-d' } }) });
+    expect(queued.statusCode, queued.body).toBe(202);
     useKeyLayout('task');
-    await expectServed(served.app, { 'task-d': 1 });
+    const deadline = Date.now() + 15_000;
+    while ((await served.app.inject({ method: 'GET', url: '/v1/tasks/task-d/checkpoints?limit=10', headers })).json().items.length < 2) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await expectServed(served.app, { 'task-d': 2 });
     await served.stop();
   });
+
+  it('reads the layout once a store that was down when the instance started answers', async () => {
+    const dir = newDir();
+    const store = new DownUntilUp(LmdbStore.open({ path: dir }));
+    const config = configSchema.parse({ dataDir: dir, tokens: `writer:${TOKEN}`, logLevel: 'silent', indexer: 'off' });
+    const app = await buildApp({ config, store });
+    expect(keyLayout()).toBe('unknown');
+    expect((await app.inject({ method: 'GET', url: '/v1/tasks?limit=10', headers })).statusCode).toBe(503);
+    store.down = false;
+    const deadline = Date.now() + 10_000;
+    while (keyLayout() === 'unknown') {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(keyLayout()).toBe('task');
+    await useIt(app, { 'task-e': 2 });
+    await expectServed(app, { 'task-e': 2 });
+    await app.close();
+    await store.close();
+  });
 });
+
+/** A real store that answers `unavailable` to every transaction while `down`, as FoundationDB does while it cannot be reached. */
+class DownUntilUp implements Store {
+  down = true;
+  constructor(private readonly inner: Store) {}
+  get name(): Store['name'] {
+    return this.inner.name;
+  }
+  get commitOutcomeKnown(): boolean {
+    return this.inner.commitOutcomeKnown;
+  }
+  transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
+    if (this.down) return Promise.reject(new StoreError('unavailable', 'The store cannot be reached.'));
+    return this.inner.transact(body, options);
+  }
+  ping(): Promise<void> {
+    return this.down ? Promise.reject(new StoreError('unavailable', 'The store cannot be reached.')) : this.inner.ping();
+  }
+  compact(): Promise<boolean> {
+    return this.inner.compact();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

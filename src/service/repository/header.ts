@@ -9,7 +9,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { MESSAGE_PACK, systemKeyspace, type KeyLayout } from '../../store/keyspace.js';
+import { MESSAGE_PACK, systemKeyspace, unknownLayout, type KeyLayout } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
@@ -91,6 +91,7 @@ export class HeaderRows {
   async ensure(): Promise<StoreHeader | undefined> {
     const key = this.ks.meta.pack('format');
     const value = await this.tx.get(key);
+    if (this.ks.layout === 'unknown') throw unknownLayout();
     const written = CURRENT[this.ks.layout];
     // Every write reads the header: the current one, byte for byte, is not decoded again.
     if (value !== undefined && written.bytes.equals(value)) return written.header;

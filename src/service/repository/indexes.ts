@@ -148,7 +148,6 @@ export interface IndexScan {
 
 /** The secondary indexes of one tenant, inside one transaction. */
 export class IndexRows {
-  private frames: Record<IndexName, Frame> | undefined;
 
   constructor(
     private readonly tx: Transaction,
@@ -264,7 +263,7 @@ export class IndexRows {
 
   /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once; `value` blinded here unless `spelled`. */
   private key(name: IndexName, value: string, suffix: Buffer, spell = true): Buffer {
-    const { prefix, infix } = (this.frames ??= nameFrames(this.index))[name];
+    const { prefix, infix } = frameOf(this.index, name);
     return packStringBetween(prefix, spell ? this.keyValue(name, value) : value, infix.length === 0 ? suffix : Buffer.concat([infix, suffix]));
   }
 
@@ -308,14 +307,11 @@ const AFTER = Buffer.from([0x00]);
 /** An entry of one index is `prefix ‖ value ‖ infix ‖ (createdAt, checkpointId)` ({@link IndexSpace}); the infix is empty but for the `task` layout's `task` index. */
 type Frame = { prefix: Buffer; infix: Buffer };
 
-/** Each index subspace's packed frames by name, made once per tenant's subspace. */
-const frameCache = new WeakMap<Subspace, Record<IndexName, Frame>>();
+/** Each index subspace's packed frames by name, made once per tenant's subspace and name. */
+const frameCache = new WeakMap<Subspace, Partial<Record<IndexName, Frame>>>();
 
-function nameFrames(index: Subspace): Record<IndexName, Frame> {
+function frameOf(index: Subspace, name: IndexName): Frame {
   let frames = frameCache.get(index);
-  if (frames === undefined) {
-    frames = Object.fromEntries(INDEX_NAMES.map((name) => [name, index instanceof IndexSpace ? index.frame(name) : { prefix: index.pack(name), infix: EMPTY }])) as Record<IndexName, Frame>;
-    frameCache.set(index, frames);
-  }
-  return frames;
+  if (frames === undefined) frameCache.set(index, (frames = {}));
+  return (frames[name] ??= index instanceof IndexSpace ? index.frame(name) : { prefix: index.pack(name), infix: EMPTY });
 }

@@ -29,7 +29,7 @@ export async function adoptKeyLayout(run: (body: TransactionBody<KeyLayout>) => 
 
 /** No key is packed until {@link adoptKeyLayout} succeeds: the store could not be read when the process started. */
 export function forgetKeyLayout(): void {
-  useKeyLayout(undefined);
+  useKeyLayout('unknown');
 }
 
 /** The store's layout, the row written first when the store has none. */

@@ -9,7 +9,7 @@ import { keyLayout, tenantKeyspace, type KeyLayout } from '../../store/keyspace.
 
 export type Keyspace = ReturnType<typeof tenantKeyspace>;
 
-const keyspaces: Record<KeyLayout, Map<string, Keyspace>> = { task: new Map(), spaces: new Map() };
+const keyspaces: Record<KeyLayout | 'unknown', Map<string, Keyspace>> = { task: new Map(), spaces: new Map(), unknown: new Map() };
 
 export function keyspaceOf(tenant: string): Keyspace {
   const layout = keyLayout();
