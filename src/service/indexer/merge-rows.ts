@@ -154,6 +154,8 @@ function unsupported(): never {
  */
 export async function mergeGiven(tenant: string, rows: Iterable<GivenRow>, sealing?: Sealing, fallback?: Transaction): Promise<TaskMerge[]> {
   const tx = new RecordingTransaction(rows, fallback);
+  // On the merge thread the keyspace is in the module's default layout, whatever the store's: a merge
+  // touches the word runs, the pending list and the deferred index entries, which no layout moves.
   const terms = new TermRows(tx, keyspaceOf(tenant), codecsFor(sealing), sealing, tenant);
   const { entries } = await terms.pending.list(Number.MAX_SAFE_INTEGER);
   for (const group of taskGroups(entries, (entry) => entry.bytes.length)) {
