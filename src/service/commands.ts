@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import type { Actor, CommandBase } from '../domain/commands.js';
+import { newId } from '../domain/ids.js';
 import type { ServiceContext } from './context.js';
 
 export interface CommandOrigin {
@@ -27,8 +27,10 @@ export function clientOperationId(key: string): string {
 export function commandBase(ctx: Pick<ServiceContext, 'now'>, origin: CommandOrigin): CommandBase {
   const { idempotency } = origin;
   return {
-    // Minted here, before any transaction: a body that runs twice must record the same operation.
-    operationId: idempotency ? clientOperationId(idempotency.key) : `op:${randomUUID()}`,
+    // Minted here, before any transaction: a body that runs twice must record the same operation. A
+    // UUIDv7, so the records a service writes come in time order: each lands beside the last one on the
+    // same B-tree leaf, not on a random leaf of its own (two pages of every create's commit).
+    operationId: idempotency ? clientOperationId(idempotency.key) : `op:${newId()}`,
     ...(idempotency ? { idempotency: 'client' as const } : {}),
     fingerprint: idempotency?.fingerprint ?? '',
     actor: origin.actor,
