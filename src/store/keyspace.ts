@@ -175,8 +175,21 @@ export class TaskSpace extends Subspace {
   override pack(...parts: KeyPart[]): Bytes {
     const taskId = parts[0];
     if (typeof taskId !== 'string') throw new RangeError('A task-local key starts with its task id.');
-    const head = packStringBetween(this.prefix, taskId, this.tag);
-    return parts.length === 1 ? head : packAfter(head, parts.slice(1));
+    // Strings only, none holding U+0000 (a record's or a head's key): one buffer, as `Subspace.pack` makes it.
+    let length = this.prefix.length + this.tag.length;
+    for (const part of parts) {
+      if (typeof part !== 'string' || part.indexOf('\u0000') >= 0) {
+        const head = packStringBetween(this.prefix, taskId, this.tag);
+        return parts.length === 1 ? head : packAfter(head, parts.slice(1));
+      }
+      length += Buffer.byteLength(part, 'utf8') + 2;
+    }
+    const out = Buffer.allocUnsafe(length);
+    this.prefix.copy(out, 0);
+    let at = writePlainString(out, this.prefix.length, taskId);
+    at += this.tag.copy(out, at);
+    for (let i = 1; i < parts.length; i++) at = writePlainString(out, at, parts[i] as string);
+    return out;
   }
 
   override unpack(key: Bytes): KeyPart[] {
