@@ -251,7 +251,7 @@ export class IndexSpace extends Subspace {
   }
 }
 
-/** Where the packed string at `at` ends (the offset after its 0x00), or -1 when none starts there. */
+/** Where the packed string at `at` ends (the offset after its 0x00), or -1 when none starts there or it runs off the key. */
 function packedStringEnd(key: Buffer, at: number): number {
   if (key[at] !== STRING_CODE) return -1;
   for (let i = at + 1; i < key.length; i++) {
@@ -317,24 +317,12 @@ export function unpackStrings(key: Buffer, offset: number): string[] | undefined
   const parts: string[] = [];
   let at = offset;
   while (at < key.length) {
-    if (key[at] !== STRING_CODE) return undefined;
-    let end = at + 1;
-    let escaped = false;
-    for (;;) {
-      if (end >= key.length) return undefined;
-      if (key[end] === 0x00) {
-        if (key[end + 1] === 0xff) {
-          escaped = true;
-          end += 2;
-          continue;
-        }
-        break;
-      }
-      end += 1;
-    }
-    const bytes = key.subarray(at + 1, end);
-    parts.push(escaped ? unescapeZeros(bytes) : bytes.toString('utf8'));
-    at = end + 1;
+    const end = packedStringEnd(key, at);
+    if (end < 0) return undefined;
+    // Without its type code and its terminating 0x00; a 0x00 inside is an escaped one (0x00 0xFF).
+    const bytes = key.subarray(at + 1, end - 1);
+    parts.push(bytes.includes(0x00) ? unescapeZeros(bytes) : bytes.toString('utf8'));
+    at = end;
   }
   return parts;
 }

@@ -148,6 +148,8 @@ export interface IndexScan {
 
 /** The secondary indexes of one tenant, inside one transaction. */
 export class IndexRows {
+  /** This index subspace's frames, shared by every `IndexRows` over it ({@link framesOf}). */
+  private frames: Partial<Record<IndexName, Frame>> | undefined;
 
   constructor(
     private readonly tx: Transaction,
@@ -263,7 +265,7 @@ export class IndexRows {
 
   /** The key `(name, value, createdAt, id)`, byte for byte what `index.pack` makes, from parts packed once; `value` blinded here unless `spelled`. */
   private key(name: IndexName, value: string, suffix: Buffer, spell = true): Buffer {
-    const { prefix, infix } = frameOf(this.index, name);
+    const { prefix, infix } = ((this.frames ??= framesOf(this.index))[name] ??= frameOf(this.index, name));
     return packStringBetween(prefix, spell ? this.keyValue(name, value) : value, infix.length === 0 ? suffix : Buffer.concat([infix, suffix]));
   }
 
@@ -310,8 +312,13 @@ type Frame = { prefix: Buffer; infix: Buffer };
 /** Each index subspace's packed frames by name, made once per tenant's subspace and name. */
 const frameCache = new WeakMap<Subspace, Partial<Record<IndexName, Frame>>>();
 
-function frameOf(index: Subspace, name: IndexName): Frame {
+function framesOf(index: Subspace): Partial<Record<IndexName, Frame>> {
   let frames = frameCache.get(index);
   if (frames === undefined) frameCache.set(index, (frames = {}));
-  return (frames[name] ??= index instanceof IndexSpace ? index.frame(name) : { prefix: index.pack(name), infix: EMPTY });
+  return frames;
+}
+
+/** The frame of `name`'s entries; made by name, so an unknown layout refuses only the `task` index. */
+function frameOf(index: Subspace, name: IndexName): Frame {
+  return index instanceof IndexSpace ? index.frame(name) : { prefix: index.pack(name), infix: EMPTY };
 }
