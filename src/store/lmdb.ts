@@ -14,12 +14,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase, type Transaction as ReadTransaction } from 'lmdb';
+import type { Database, RootDatabase, Transaction as ReadTransaction } from 'lmdb';
 import type { DirectoryLock } from '../fs/dir-lock.js';
 import { withinDeadline } from './limits.js';
 import { commitFailure, quietOrphanedCommits } from './lmdb-errors.js';
 import { ReadGate, removeUnfinishedCopy, replaceWithCopy, writeCompactedCopy } from './lmdb-compact.js';
 import { CommitWindow } from './lmdb-commit-window.js';
+import { databasesOf, openEnvironment, SEQUENCE_KEY } from './lmdb-environment.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
@@ -28,7 +29,9 @@ import {
   DEFAULT_TRANSACT_OPTIONS,
   StoreError,
   type Bytes,
+  type LentWrite,
   type Store,
+  type StoreLease,
   type StoreHooks,
   type TransactOptions,
   type TransactionBody,
@@ -57,8 +60,6 @@ interface CommitPart {
   writes: PendingWrites;
   blind: PendingWrite[];
 }
-
-const SEQUENCE_KEY = Buffer.from('commit-sequence');
 
 /** A transaction's writes by key: `null` marks a removal. */
 type PendingWrites = Map<string, PendingWrite>;
@@ -122,8 +123,7 @@ export class LmdbStore implements Store, PendingReader {
 
   private attach(env: RootDatabase): void {
     this.env = env;
-    this.data = env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
-    this.meta = env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
+    ({ data: this.data, meta: this.meta } = databasesOf(env));
   }
 
   /**
@@ -272,6 +272,72 @@ export class LmdbStore implements Store, PendingReader {
       throw new StoreError('commit_unknown', 'The commit outcome was reported unknown by a test hook.');
     }
     return result;
+  }
+
+  /**
+   * Lends the environment to another thread for reading (`lmdb-lent.ts`):
+   * the read gate is held meanwhile, so a compaction does not close the
+   * environment or swap its file under the thread.
+   */
+  async lendReader<T>(read: (lease: StoreLease) => Promise<T>): Promise<T> {
+    await this.readers.enter();
+    try {
+      if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+      return await read(this.lease());
+    } finally {
+      this.readers.leave();
+    }
+  }
+
+  /**
+   * Lends the single writer to another thread (`lmdb-lent.ts`), in this
+   * store's turn: no body runs meanwhile, and every commit handed to LMDB
+   * before is durable first, so the environment holds exactly what every
+   * transaction before wrote, and the pending overlay is empty. The thread
+   * commits one LMDB transaction itself, recording the next commit
+   * sequence; once it has, later snapshots are renewed to hold it.
+   */
+  async lendWriter<T>(write: (lease: StoreLease) => Promise<LentWrite<T>>): Promise<T> {
+    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+    if (this.failure && this.failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
+    const previous = this.turn;
+    let release!: () => void;
+    this.turn = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
+      if (this.failedFrom !== undefined) await this.recover();
+      this.window.flush();
+      await this.lastCommit;
+      if (this.failure) throw this.failure;
+      const sequence = this.sequence + 1n;
+      let lent: LentWrite<T>;
+      try {
+        lent = await write({ ...this.lease(), sequence: sequence.toString() });
+      } catch (error) {
+        // A thread that failed after its commit landed (it exited before answering): the file's sequence says so.
+        this.env.resetReadTxn();
+        const stored = copyOf(this.meta.get(SEQUENCE_KEY));
+        if (stored !== undefined && stored.readBigUInt64BE() === sequence) this.landed(sequence);
+        throw error;
+      }
+      if (lent.committed) this.landed(sequence);
+      return lent.value;
+    } finally {
+      release();
+    }
+  }
+
+  /** A lent writer's commit `sequence` landed. */
+  private landed(sequence: bigint): void {
+    this.sequence = sequence;
+    this.acknowledged = sequence;
+    // lmdb-js renews its shared read transaction after its own commits only: a write body reads the thread's commit from here on.
+    this.env.resetReadTxn();
+  }
+
+  private lease(): StoreLease {
+    return { path: this.options.path, ...(this.options.mapSize !== undefined ? { mapSize: this.options.mapSize } : {}) };
   }
 
   /**
@@ -449,21 +515,6 @@ export class LmdbStore implements Store, PendingReader {
     for (const companion of this.companions.values()) await companion.close();
     await this.options.lock?.release();
   }
-}
-
-function openEnvironment(options: LmdbStoreOptions): RootDatabase {
-  return open({
-    path: options.path,
-    // The path is always a directory, even when its name has a dot in it.
-    noSubdir: false,
-    maxDbs: 4,
-    mapSize: options.mapSize ?? 64 * 1024 ** 3,
-    // Each commit is flushed before its promise resolves: an acknowledged
-    // write survives a crash of the process or the machine.
-    overlappingSync: false,
-    noSync: false,
-    compression: false,
-  });
 }
 
 function backoff(attempt: number): Promise<void> {

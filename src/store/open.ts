@@ -8,6 +8,12 @@ import { lockDirectory } from '../fs/dir-lock.js';
 import type { Store } from './store.js';
 import { LmdbStore } from './lmdb.js';
 
+/**
+ * A store lent to another thread of this process (`Store.lendReader`,
+ * `lendWriter`), as that thread reads and writes it: only LMDB lends itself.
+ */
+export { readLent, writeLent } from './lmdb-lent.js';
+
 export type StoreConfig = Pick<Config, 'store' | 'dataDir' | 'fdbClusterFile' | 'fdbPrefix'> & Partial<Pick<Config, 'commitWindowMs'>>;
 
 /** Opens the configured store; the FoundationDB binding is loaded only when chosen. */

@@ -258,6 +258,35 @@ export interface Store {
    * keys are independent already (FoundationDB).
    */
   companion?(name: string): Store;
+  /**
+   * Lends the store's files to another thread of this process for reading
+   * (`lmdb-lent.ts`): `read` opens them itself, and the store keeps them
+   * in place (no compaction swaps the file) until it settles. Absent where
+   * the store is not a file of this process (FoundationDB).
+   */
+  lendReader?<T>(read: (lease: StoreLease) => Promise<T>): Promise<T>;
+  /**
+   * Lends the store's single writer to another thread of this process
+   * (`lmdb-lent.ts`): once every commit handed over before is durable, and
+   * before any later transaction's body runs, `write` commits one
+   * transaction of its own, durable when it settles, recording
+   * `lease.sequence` as the store's commit sequence if it committed.
+   * Absent where writers need no turn (FoundationDB).
+   */
+  lendWriter?<T>(write: (lease: StoreLease) => Promise<LentWrite<T>>): Promise<T>;
+}
+
+/** Where a lent store's files are, and, to a lent writer, the commit sequence its commit records (a decimal: it crosses threads). */
+export interface StoreLease {
+  path: string;
+  mapSize?: number;
+  sequence?: string;
+}
+
+/** What a lent writer answers: its value, and whether it committed (the lease's sequence is then the store's). */
+export interface LentWrite<T> {
+  value: T;
+  committed: boolean;
 }
 
 /** A watch armed by {@link Store.watch}. */

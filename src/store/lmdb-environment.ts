@@ -1,0 +1,34 @@
+/**
+ * How the LMDB store opens its environment, and where it keeps its commit
+ * sequence: shared by the store (`lmdb.ts`) and by a thread it lends the
+ * environment to (`lmdb-lent.ts`), which must open it exactly alike.
+ *
+ * @module
+ */
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+/** The key, in the `meta` database, of the last commit's sequence. */
+export const SEQUENCE_KEY = Buffer.from('commit-sequence');
+
+export function openEnvironment(options: { path: string; mapSize?: number }): RootDatabase {
+  return open({
+    path: options.path,
+    // The path is always a directory, even when its name has a dot in it.
+    noSubdir: false,
+    maxDbs: 4,
+    mapSize: options.mapSize ?? 64 * 1024 ** 3,
+    // Each commit is flushed before its promise resolves: an acknowledged
+    // write survives a crash of the process or the machine.
+    overlappingSync: false,
+    noSync: false,
+    compression: false,
+  });
+}
+
+/** The environment's two databases: the keys and values, and the commit sequence. */
+export function databasesOf(env: RootDatabase): { data: Database<Buffer, Buffer>; meta: Database<Buffer, Buffer> } {
+  return {
+    data: env.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' }),
+    meta: env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' }),
+  };
+}
