@@ -36,22 +36,17 @@ import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, runKeys, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
-import { APPLY_BYTES, MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
+import { applyMerges, fullBatch, listBatch, splitRuns, withinApplyBytes, type Listed, type OpenRow } from './batch.js';
+import { MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
 import { MERGE_THREAD, type MergeThread } from './merge-thread.js';
-import { mergeGiven, type GivenRow, type MergeWrite, type TaskMerge } from './merge-rows.js';
+import { mergeGiven, type GivenRow, type TaskMerge } from './merge-rows.js';
 import { writeApart } from './runs-apart.js';
-import type { KeyValue, Transaction } from '../../store/store.js';
+import type { KeyValue, LentWrite, StoreLease } from '../../store/store.js';
 
-/** A task's open runs row as a listing read it (value undefined: none). */
-type OpenRow = { key: Buffer; value: Buffer | undefined };
-
-/** A batch as a read-only listing found it: its pending entries, their tasks' open runs, and the merge when it was made there. */
-interface Listed {
-  /** Whether the listing found a full batch: more may wait behind it. */
-  full: boolean;
-  entries: KeyValue[];
-  open: Map<string, OpenRow>;
-  merges?: TaskMerge[];
+/** A store that lends its files and its writer to the merge thread (LMDB: `store/lmdb-lent.ts`). */
+interface Lending {
+  lendReader<T>(read: (lease: StoreLease) => Promise<T>): Promise<T>;
+  lendWriter<T>(write: (lease: StoreLease) => Promise<LentWrite<T>>): Promise<T>;
 }
 
 /** A batch merged: how many entries, and whether its listing was a full batch (more may wait behind it). */
@@ -62,11 +57,6 @@ interface Batch {
 
 /** What a batch answers when it found fewer entries than a batch and merged none, in a pass that merges full batches only. */
 const LEFT = 'left';
-
-/** Whether a listing of `listed` rows, cut to `taken` by bytes, is a full batch: more may wait behind it. */
-function fullBatch(listed: number, taken: number): boolean {
-  return listed >= MERGE_BATCH || taken < listed;
-}
 
 /** How often the indexer looks for tenants marked due without a poke (another instance's creates, a restart). */
 const SWEEP_MS = 1_000;
@@ -226,7 +216,8 @@ export class Indexer {
     for (;;) {
       // Still the holder: a pass under load runs for as long as creates keep coming.
       this.heldAt = this.ctx.now().getTime();
-      const batch = this.thread.available ? await this.mergeOnThread(tenant, sealing, drain) : await this.mergeHere(tenant, sealing, drain);
+      const lending = this.thread.available ? this.lending() : undefined;
+      const batch = lending !== undefined ? await this.mergeLent(tenant, sealing, drain, lending) : this.thread.available ? await this.mergeOnThread(tenant, sealing, drain) : await this.mergeHere(tenant, sealing, drain);
       // Fewer than a batch, left for the next full batch, the delay or the sweep.
       if (batch === LEFT) return false;
       const count = batch.merged;
@@ -275,16 +266,11 @@ export class Indexer {
     return runTransaction(
       this.ctx,
       async (tx) => {
-        const terms = new Repository(tx, tenant, sealing).terms;
-        const rows = await terms.pending.rows(MERGE_BATCH);
-        const entries = withinBytes(rows, (row) => row.value.length);
-        if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
-        const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
-        const open = new Map(await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const)));
-        const full = fullBatch(rows.length, entries.length);
-        if (!here || entries.length === 0) return { full, entries, open };
+        const listed = await listBatch(tx, tenant, sealing, drain);
+        if (listed === undefined || !here || listed.entries.length === 0) return listed;
+        const { entries, open } = listed;
         const given: GivenRow[] = [...entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
-        return { full, entries, open, merges: await mergeGiven(tenant, given, sealing, tx) };
+        return { ...listed, merges: await mergeGiven(tenant, given, sealing, tx) };
       },
       { readOnly: true },
     );
@@ -306,6 +292,56 @@ export class Indexer {
       here = split.rest;
     }
     return runTransaction(this.ctx, (tx) => applyMerges(tx, here, entries, open), BACKGROUND);
+  }
+
+  /**
+   * The store and the runs apart, when both lend themselves to the merge
+   * thread (LMDB); undefined otherwise (FoundationDB, a store wrapped to
+   * inject faults), where the thread's writes come back here.
+   */
+  private lending(): { store: Lending; runs: Lending | undefined } | undefined {
+    const lends = (store: Partial<Lending>): store is Lending => store.lendReader !== undefined && store.lendWriter !== undefined;
+    const { store, runsApart } = this.ctx;
+    if (!lends(store)) return undefined;
+    if (runsApart?.merges !== true) return { store, runs: undefined };
+    return lends(runsApart.store) ? { store, runs: runsApart.store } : undefined;
+  }
+
+  /**
+   * One batch merged wholly on the merge thread (LMDB): the store lends it
+   * the environment to list the batch and make its merge, then the runs
+   * apart their writer for the runs the merge opens, then its own writer
+   * for the merge, which checks first that every row it read is unchanged
+   * (`batch.ts`, `applyMerges`). The batch's keys and values stay on the
+   * thread: the event loop only takes turns and counts. A failed thread
+   * hands the batch to the event loop, as in {@link mergeOnThread}.
+   */
+  private async mergeLent(tenant: string, sealing: Sealing | undefined, drain: boolean, lending: { store: Lending; runs: Lending | undefined }): Promise<Batch | typeof LEFT> {
+    let prepared;
+    try {
+      prepared = await lending.store.lendReader((lease) => this.thread.prepare({ tenant, lease, sealed: sealing !== undefined, drain, runsApart: lending.runs !== undefined }));
+    } catch (error) {
+      if (this.thread.available) throw error;
+      this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
+      return this.mergeHere(tenant, sealing, true);
+    }
+    const { state, batch, count, full } = prepared;
+    if (state === 'left') return LEFT;
+    if (state === 'empty') return { merged: await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)), BACKGROUND), full: false };
+    // A sealed tenant's batch with a word or entry written before encryption was on: blinded here, with the key.
+    if (state === 'keyNeeded') return this.mergeHere(tenant, sealing, true);
+    let merged: number;
+    try {
+      if (lending.runs !== undefined) await lending.runs.lendWriter((lease) => this.thread.commitRuns(batch, lease));
+      merged = await lending.store.lendWriter((lease) => this.thread.apply(batch, lease));
+    } catch (error) {
+      await this.thread.drop(batch);
+      if (this.thread.available) throw error;
+      this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
+      return this.mergeHere(tenant, sealing, true);
+    }
+    this.onThread += merged;
+    return { merged, full: full || merged < count };
   }
 
   /**
@@ -333,66 +369,6 @@ export class Indexer {
     this.onThread += merged;
     return { merged, full: listed.full || merged < listed.entries.length };
   }
-}
-
-/**
- * The merge thread's writes, task by task, each task's applied only if every
- * row its merge read is still as the listing read it: the task's open runs,
- * and each entry it merged (the writes clear them). Point reads only. Tasks
- * past {@link APPLY_BYTES} of writes wait for the next batch. The count of
- * entries merged.
- */
-export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, OpenRow>): Promise<number> {
-  const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
-  let count = 0;
-  for (const { taskId, writes } of withinApplyBytes(merges)) {
-    const runs = open.get(taskId);
-    let same = runs !== undefined && unchanged(runs.value, await tx.get(runs.key));
-    let merged = 0;
-    for (const { key } of writes) {
-      const before = listed.get(key.toString('latin1'));
-      if (before === undefined || !same) continue;
-      same = unchanged(before, await tx.get(key));
-      merged += 1;
-    }
-    if (!same) continue;
-    for (const { key, value } of writes) {
-      if (value === null) tx.clear(key);
-      else tx.set(key, value);
-    }
-    count += merged;
-  }
-  return count;
-}
-
-/** The first tasks' merges whose writes fit one transaction ({@link APPLY_BYTES}); the first always. */
-function withinApplyBytes(merges: readonly TaskMerge[]): readonly TaskMerge[] {
-  let bytes = 0;
-  for (const [i, { writes }] of merges.entries()) {
-    // The store counts each written key twice (FoundationDB's count).
-    const size = writes.reduce((sum, { key, value }) => sum + 2 * key.length + (value?.length ?? 0), 0);
-    if (bytes > 0 && bytes + size > APPLY_BYTES) return merges.slice(0, i);
-    bytes += size;
-  }
-  return merges;
-}
-
-/** The runs the merges open (keys set that `isRun` names) apart from the rest of their writes. */
-function splitRuns(merges: readonly TaskMerge[], isRun: (key: Buffer) => boolean): { runs: KeyValue[]; rest: TaskMerge[] } {
-  const runs: KeyValue[] = [];
-  const rest = merges.map(({ taskId, writes }) => {
-    const others: MergeWrite[] = [];
-    for (const write of writes) {
-      if (write.value !== null && isRun(write.key)) runs.push({ key: write.key, value: write.value });
-      else others.push(write);
-    }
-    return { taskId, writes: others };
-  });
-  return { runs, rest };
-}
-
-function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean {
-  return before === undefined ? now === undefined : now !== undefined && now.equals(before);
 }
 
 /**

@@ -10,10 +10,10 @@
  * @module
  */
 import { Worker } from 'node:worker_threads';
-import type { KeyValue } from '../../store/store.js';
+import { StoreError, type KeyValue, type LentWrite, type StoreLease } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
 import type { TaskMerge } from './merge-rows.js';
-import type { MergeReply, MergeRequest } from './merge-worker.js';
+import type { LentRequest, MergeReply, PrepareRequest, Prepared, RowsRequest } from './merge-worker.js';
 import { ThreadCalls } from '../repository/thread-calls.js';
 
 
@@ -53,7 +53,7 @@ export class MergeThread {
     for (const { key, value } of entries) frame.add(ENTRY, key, value);
     for (const { key, value } of open) frame.add(OPEN_RUNS, key, value);
     const rows = frame.finish();
-    const { writes, keyNeeded } = await this.thread.call({ tenant, rows, sealed } satisfies Omit<MergeRequest, 'id'>, [rows]);
+    const { writes, keyNeeded } = await this.thread.call({ tenant, rows, sealed } satisfies Omit<RowsRequest, 'id'>, [rows]);
     if (keyNeeded === true) return undefined;
     if (writes === undefined) throw new Error('The merge thread answered nothing.');
     const tasks: TaskMerge[] = [];
@@ -63,6 +63,41 @@ export class MergeThread {
       else throw new Error(`The merge thread answered a row it does not write (tag ${tag}).`);
     }
     return tasks;
+  }
+
+  /**
+   * Over LMDB: lists a batch in the environment the store lends for reading
+   * (`lease`) and makes its merge, kept on the thread for {@link commitRuns}
+   * and {@link apply} (or {@link drop}). `runsApart`: the runs it opens are
+   * committed apart first.
+   */
+  async prepare(request: Omit<PrepareRequest, 'id' | 'kind'>): Promise<Prepared> {
+    const { prepared, storeError } = await this.thread.call({ ...request, kind: 'prepare' });
+    if (storeError !== undefined) throw new StoreError(storeError.code, storeError.message);
+    if (prepared === undefined) throw new Error('The merge thread answered nothing.');
+    return prepared;
+  }
+
+  /** Commits a prepared batch's runs apart with the writer `lease` lends (the companion's): the count of runs. */
+  commitRuns(batch: number, lease: StoreLease): Promise<LentWrite<number>> {
+    return this.lent('runs', batch, lease);
+  }
+
+  /** Commits a prepared batch's merge with the writer `lease` lends: the count of entries merged. The thread forgets the batch. */
+  apply(batch: number, lease: StoreLease): Promise<LentWrite<number>> {
+    return this.lent('apply', batch, lease);
+  }
+
+  /** Forgets a prepared batch that will not be applied. */
+  async drop(batch: number): Promise<void> {
+    if (this.thread.usable) await this.thread.call({ kind: 'drop', batch } satisfies Omit<LentRequest, 'id'>).catch(() => undefined);
+  }
+
+  private async lent(kind: 'runs' | 'apply', batch: number, lease: StoreLease): Promise<LentWrite<number>> {
+    const { done, committed, storeError } = await this.thread.call({ kind, batch, lease } satisfies Omit<LentRequest, 'id'>);
+    if (storeError !== undefined) throw new StoreError(storeError.code, storeError.message);
+    if (done === undefined) throw new Error('The merge thread answered nothing.');
+    return { value: done, committed: committed === true };
   }
 
   /** Stops the thread; batches waiting are refused, and the next batch starts it again. */

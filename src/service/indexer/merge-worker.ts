@@ -8,20 +8,32 @@
  * sets, the runs' keys and the open runs' text are made here, beside the
  * event loop, and the event loop only applies bytes.
  *
- * Only a tenant without encryption is merged here: a blinded word is made
- * with the tenant's key, which stays on the event loop.
+ * A tenant with encryption is merged here only when its words are blind
+ * already: a word still to blind needs the tenant's key, which stays on the
+ * event loop (`KeyNeeded`).
+ *
+ * Over LMDB the thread does the whole batch (`lent` below): the store lends
+ * it the environment to list the batch, then its writer to commit the
+ * batch's runs kept apart and the merge itself (`store/lmdb-lent.ts`), so
+ * the batch's keys and values never reach the event loop's heap.
  *
  * @module
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { readLent, writeLent } from '../../store/open.js';
+import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease } from '../../store/store.js';
+import { runKeys } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
+import { applyMerges, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
-import { KEYLESS, KeyNeeded, mergeGiven } from './merge-rows.js';
+import { KEYLESS, KeyNeeded, mergeGiven, type GivenRow, type TaskMerge } from './merge-rows.js';
 
-export interface MergeRequest {
+/** A batch's rows to merge, read by the event loop; the writes go back (`merge-thread.ts`, `merge`). */
+export interface RowsRequest {
   id: number;
+  kind?: 'rows';
   tenant: string;
   /** ENTRY rows (in key order) and OPEN_RUNS rows (`frames.ts`). */
   rows: ArrayBuffer;
@@ -29,11 +41,101 @@ export interface MergeRequest {
   sealed?: boolean;
 }
 
-/** The writes of each task (`frames.ts`), or `error`. */
+/** List a batch in the environment lent for reading, and make its merge, kept here as `batch` (the request's id). */
+export interface PrepareRequest {
+  id: number;
+  kind: 'prepare';
+  tenant: string;
+  lease: StoreLease;
+  sealed: boolean;
+  /** False: only a full batch is merged (`indexer.ts`). */
+  drain: boolean;
+  /** Whether the runs a merge opens are committed apart first (`runs-apart.ts`), by a `runs` request. */
+  runsApart: boolean;
+}
+
+/** Commit a prepared batch's runs kept apart (`runs`), or its merge (`apply`), with the writer lent; or forget it (`drop`). */
+export interface LentRequest {
+  id: number;
+  kind: 'runs' | 'apply' | 'drop';
+  batch: number;
+  lease?: StoreLease;
+}
+
+export type MergeRequest = RowsRequest | PrepareRequest | LentRequest;
+
+/** What a `prepare` found: fewer than a full batch (`left`), nothing (`empty`), a word to blind (`keyNeeded`), or a batch of `count` entries. */
+export interface Prepared {
+  state: 'left' | 'empty' | 'keyNeeded' | 'ready';
+  batch: number;
+  count: number;
+  full: boolean;
+}
+
+/** The writes of each task (`frames.ts`), a batch prepared or applied, or `error`. */
 export interface MergeReply extends ThreadAnswer {
   writes?: ArrayBuffer;
   /** The batch holds a word or entry only the tenant's key can blind: the event loop merges it. */
   keyNeeded?: boolean;
+  prepared?: Prepared;
+  /** `apply`: the entries merged; `runs`: the runs committed. */
+  done?: number;
+  /** Whether the lent writer committed (the store's commit sequence moves on). */
+  committed?: boolean;
+  /** A store's failure on the thread (`StoreError`), by its code, for the event loop to raise as it is. */
+  storeError?: { code: StoreErrorCode; message: string };
+}
+
+/** A batch prepared and not yet applied: what it read and the writes made from it. */
+interface PreparedBatch {
+  entries: KeyValue[];
+  open: Map<string, OpenRow>;
+  /** The runs to commit apart (empty when runs are not kept apart). */
+  runs: KeyValue[];
+  /** The merges applied in the lent writer's transaction. */
+  merges: readonly TaskMerge[];
+}
+
+/** Batches prepared, by the id of their `prepare` request: one at a time in practice (a merge pass runs its batches in turn). */
+const prepared = new Map<number, PreparedBatch>();
+
+/** Lists a batch and makes its merge, as `indexer.ts` would on the event loop, and keeps it for `runs` and `apply`. */
+async function prepare(request: PrepareRequest): Promise<Prepared> {
+  const answer = (state: Prepared['state'], count = 0, full = false): Prepared => ({ state, batch: request.id, count, full });
+  const listed = await readLent(request.lease, (tx) => listBatch(tx, request.tenant, undefined, request.drain));
+  if (listed === undefined) return answer('left');
+  if (listed.entries.length === 0) return answer('empty');
+  const given: GivenRow[] = [...listed.entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...listed.open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
+  let merges: TaskMerge[];
+  try {
+    merges = await mergeGiven(request.tenant, given, request.sealed ? KEYLESS : undefined);
+  } catch (error) {
+    if (error instanceof KeyNeeded) return answer('keyNeeded');
+    throw error;
+  }
+  const batch = withinApplyBytes(merges);
+  const split = request.runsApart ? splitRuns(batch, runKeys(request.tenant).has) : { runs: [], rest: batch };
+  prepared.set(request.id, { entries: listed.entries, open: listed.open, runs: split.runs, merges: split.rest });
+  return answer('ready', listed.entries.length, listed.full);
+}
+
+/** Commits a prepared batch's runs apart, or its merge, with the writer the store lent; `drop` forgets it. */
+async function lent(request: LentRequest): Promise<MergeReply> {
+  const batch = prepared.get(request.batch);
+  if (request.kind === 'drop' || batch === undefined || request.lease === undefined) {
+    prepared.delete(request.batch);
+    if (request.kind === 'drop') return { id: request.id };
+    throw new Error('The batch to commit was not prepared on this thread.');
+  }
+  if (request.kind === 'runs') {
+    const { committed } = await writeLent(request.lease, async (tx) => {
+      for (const { key, value } of batch.runs) tx.set(key, value);
+    });
+    return { id: request.id, done: batch.runs.length, committed };
+  }
+  prepared.delete(request.batch);
+  const { value, committed } = await writeLent(request.lease, (tx) => applyMerges(tx, batch.merges, batch.entries, batch.open));
+  return { id: request.id, done: value, committed };
 }
 
 /** The merge of one batch: each task's writes after a TASK row naming it. */
@@ -70,9 +172,29 @@ function yieldToRequests(): void {
 
 if (parentPort !== null) yieldToRequests();
 
+/** A store's failure answered with its code (a full disk is not a broken thread); anything else rejects. */
+function storeFailure(id: number, error: unknown): { reply: MergeReply } {
+  if (error instanceof StoreError) return { reply: { id, storeError: { code: error.code, message: error.message } } };
+  throw error;
+}
+
+/** The answer to `request`, and the buffers it transfers. */
+function answerOf(request: MergeRequest): Promise<{ reply: MergeReply; transfer?: ArrayBuffer[] }> {
+  switch (request.kind) {
+    case 'prepare':
+      return prepare(request).then((done) => ({ reply: { id: request.id, prepared: done } }), (error: unknown) => storeFailure(request.id, error));
+    case 'runs':
+    case 'apply':
+    case 'drop':
+      return lent(request).then((reply) => ({ reply }), (error: unknown) => storeFailure(request.id, error));
+    default:
+      return mergeRows(request.tenant, request.rows, request.sealed).then((writes) => ({ reply: { id: request.id, writes }, transfer: [writes] }));
+  }
+}
+
 parentPort?.on('message', (request: MergeRequest) => {
-  mergeRows(request.tenant, request.rows, request.sealed).then(
-    (writes) => parentPort!.postMessage({ id: request.id, writes } satisfies MergeReply, [writes]),
+  answerOf(request).then(
+    ({ reply, transfer }) => parentPort!.postMessage(reply, transfer ?? []),
     (error: unknown) =>
       parentPort!.postMessage(
         (error instanceof KeyNeeded ? { id: request.id, keyNeeded: true } : { id: request.id, error: error instanceof Error ? error.message : String(error) }) satisfies MergeReply,

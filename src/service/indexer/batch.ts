@@ -1,0 +1,107 @@
+/**
+ * A merge batch of the indexer (`indexer.ts`), apart from where it runs:
+ * the read-only listing of a batch (its pending entries and their tasks'
+ * open runs), and the application of the merges made from it, which checks
+ * first that every row a merge read is still as listed. The event loop runs
+ * them in its transactions; over LMDB the merge thread runs them in the
+ * environment the store lends it (`merge-worker.ts`, `store/lmdb-lent.ts`).
+ *
+ * @module
+ */
+import type { KeyValue, Transaction } from '../../store/store.js';
+import type { Sealing } from '../repository/codec.js';
+import { Repository } from '../repository/repository.js';
+import { APPLY_BYTES, MERGE_BATCH, withinBytes } from './limits.js';
+import type { MergeWrite, TaskMerge } from './merge-rows.js';
+
+/** A task's open runs row as a listing read it (value undefined: none). */
+export type OpenRow = { key: Buffer; value: Buffer | undefined };
+
+/** A batch as a read-only listing found it: its pending entries, their tasks' open runs, and the merge when it was made there. */
+export interface Listed {
+  /** Whether the listing found a full batch: more may wait behind it. */
+  full: boolean;
+  entries: KeyValue[];
+  open: Map<string, OpenRow>;
+  merges?: TaskMerge[];
+}
+
+/** Whether a listing of `listed` rows, cut to `taken` by bytes, is a full batch: more may wait behind it. */
+export function fullBatch(listed: number, taken: number): boolean {
+  return listed >= MERGE_BATCH || taken < listed;
+}
+
+/**
+ * A batch's rows, read-only: up to a batch of pending entries and their
+ * tasks' open runs; undefined when it is fewer than a full batch and
+ * `drain` is false (a pass that merges full batches only).
+ */
+export async function listBatch(tx: Transaction, tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<Listed | undefined> {
+  const terms = new Repository(tx, tenant, sealing).terms;
+  const rows = await terms.pending.rows(MERGE_BATCH);
+  const entries = withinBytes(rows, (row) => row.value.length);
+  if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
+  const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
+  const open = new Map(await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const)));
+  return { full: fullBatch(rows.length, entries.length), entries, open };
+}
+
+/**
+ * The merge thread's writes, task by task, each task's applied only if every
+ * row its merge read is still as the listing read it: the task's open runs,
+ * and each entry it merged (the writes clear them). Point reads only. Tasks
+ * past {@link APPLY_BYTES} of writes wait for the next batch. The count of
+ * entries merged.
+ */
+export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[], entries: readonly KeyValue[], open: ReadonlyMap<string, OpenRow>): Promise<number> {
+  const listed = new Map(entries.map(({ key, value }) => [key.toString('latin1'), value]));
+  let count = 0;
+  for (const { taskId, writes } of withinApplyBytes(merges)) {
+    const runs = open.get(taskId);
+    let same = runs !== undefined && unchanged(runs.value, await tx.get(runs.key));
+    let merged = 0;
+    for (const { key } of writes) {
+      const before = listed.get(key.toString('latin1'));
+      if (before === undefined || !same) continue;
+      same = unchanged(before, await tx.get(key));
+      merged += 1;
+    }
+    if (!same) continue;
+    for (const { key, value } of writes) {
+      if (value === null) tx.clear(key);
+      else tx.set(key, value);
+    }
+    count += merged;
+  }
+  return count;
+}
+
+/** The first tasks' merges whose writes fit one transaction ({@link APPLY_BYTES}); the first always. */
+export function withinApplyBytes(merges: readonly TaskMerge[]): readonly TaskMerge[] {
+  let bytes = 0;
+  for (const [i, { writes }] of merges.entries()) {
+    // The store counts each written key twice (FoundationDB's count).
+    const size = writes.reduce((sum, { key, value }) => sum + 2 * key.length + (value?.length ?? 0), 0);
+    if (bytes > 0 && bytes + size > APPLY_BYTES) return merges.slice(0, i);
+    bytes += size;
+  }
+  return merges;
+}
+
+/** The runs the merges open (keys set that `isRun` names) apart from the rest of their writes. */
+export function splitRuns(merges: readonly TaskMerge[], isRun: (key: Buffer) => boolean): { runs: KeyValue[]; rest: TaskMerge[] } {
+  const runs: KeyValue[] = [];
+  const rest = merges.map(({ taskId, writes }) => {
+    const others: MergeWrite[] = [];
+    for (const write of writes) {
+      if (write.value !== null && isRun(write.key)) runs.push({ key: write.key, value: write.value });
+      else others.push(write);
+    }
+    return { taskId, writes: others };
+  });
+  return { runs, rest };
+}
+
+function unchanged(before: Buffer | undefined, now: Buffer | undefined): boolean {
+  return before === undefined ? now === undefined : now !== undefined && now.equals(before);
+}
