@@ -6,6 +6,7 @@
  * starts the next.
  */
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import process from 'node:process';
 
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
