@@ -197,13 +197,24 @@ export class LmdbStore implements Store, PendingReader {
     }
   }
 
-  private async attemptOnce<T>(body: TransactionBody<T>, deadline: number, background: boolean): Promise<T> {
+  /** Waits for the writer's turn (bodies run one at a time) and answers how to hand it on; a closed or stopped store refuses first. */
+  private async writerTurn(): Promise<() => void> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
     if (this.failure && this.failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
+    return this.nextTurn();
+  }
+
+  /** Waits for the writer's turn, whatever the store's state, and answers how to hand it on. */
+  private async nextTurn(): Promise<() => void> {
     const previous = this.turn;
     let release!: () => void;
     this.turn = new Promise((resolve) => (release = resolve));
     await previous;
+    return release;
+  }
+
+  private async attemptOnce<T>(body: TransactionBody<T>, deadline: number, background: boolean): Promise<T> {
+    const release = await this.writerTurn();
     if (this.failedFrom !== undefined) {
       try {
         await this.recover();
@@ -298,12 +309,7 @@ export class LmdbStore implements Store, PendingReader {
    * sequence; once it has, later snapshots are renewed to hold it.
    */
   async lendWriter<T>(write: (lease: StoreLease) => Promise<LentWrite<T>>): Promise<T> {
-    if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
-    if (this.failure && this.failure.code !== 'no_space') throw new StoreError('unavailable', 'The store stopped after a failed commit; restart the service.');
-    const previous = this.turn;
-    let release!: () => void;
-    this.turn = new Promise((resolve) => (release = resolve));
-    await previous;
+    const release = await this.writerTurn();
     try {
       if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
       if (this.failedFrom !== undefined) await this.recover();
@@ -443,10 +449,7 @@ export class LmdbStore implements Store, PendingReader {
    */
   async compact(): Promise<boolean> {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
-    const previous = this.turn;
-    let release!: () => void;
-    this.turn = new Promise((resolve) => (release = resolve));
-    await previous;
+    const release = await this.nextTurn();
     try {
       this.window.flush();
       await this.lastCommit;
