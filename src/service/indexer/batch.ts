@@ -12,7 +12,7 @@ import type { KeyValue, Transaction } from '../../store/store.js';
 import type { Sealing } from '../repository/codec.js';
 import { Repository } from '../repository/repository.js';
 import { APPLY_BYTES, MERGE_BATCH, withinBytes } from './limits.js';
-import type { MergeWrite, TaskMerge } from './merge-rows.js';
+import type { GivenRow, MergeWrite, TaskMerge } from './merge-rows.js';
 
 /** A task's open runs row as a listing read it (value undefined: none). */
 export type OpenRow = { key: Buffer; value: Buffer | undefined };
@@ -44,6 +44,11 @@ export async function listBatch(tx: Transaction, tenant: string, sealing: Sealin
   const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
   const open = new Map(await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const)));
   return { full: fullBatch(rows.length, entries.length), entries, open };
+}
+
+/** A listed batch as a merge is given it (`merge-rows.ts`): its entries, then its tasks' open runs. */
+export function givenRows({ entries, open }: Listed): GivenRow[] {
+  return [...entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
 }
 
 /**

@@ -36,10 +36,10 @@ import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, runKeys, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
-import { applyMerges, fullBatch, listBatch, splitRuns, withinApplyBytes, type Listed, type OpenRow } from './batch.js';
+import { applyMerges, fullBatch, givenRows, listBatch, splitRuns, withinApplyBytes, type Listed, type OpenRow } from './batch.js';
 import { MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
 import { MERGE_THREAD, type MergeThread } from './merge-thread.js';
-import { mergeGiven, type GivenRow, type TaskMerge } from './merge-rows.js';
+import { mergeGiven, type TaskMerge } from './merge-rows.js';
 import { writeApart } from './runs-apart.js';
 import type { KeyValue, LentWrite, StoreLease } from '../../store/store.js';
 
@@ -268,9 +268,7 @@ export class Indexer {
       async (tx) => {
         const listed = await listBatch(tx, tenant, sealing, drain);
         if (listed === undefined || !here || listed.entries.length === 0) return listed;
-        const { entries, open } = listed;
-        const given: GivenRow[] = [...entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
-        return { ...listed, merges: await mergeGiven(tenant, given, sealing, tx) };
+        return { ...listed, merges: await mergeGiven(tenant, givenRows(listed), sealing, tx) };
       },
       { readOnly: true },
     );

@@ -26,9 +26,9 @@ import { readLent, writeLent } from '../../store/open.js';
 import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease } from '../../store/store.js';
 import { runKeys } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
-import { applyMerges, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
+import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
-import { KEYLESS, KeyNeeded, mergeGiven, type GivenRow, type TaskMerge } from './merge-rows.js';
+import { KEYLESS, KeyNeeded, mergeGiven, type TaskMerge } from './merge-rows.js';
 
 /** A batch's rows to merge, read by the event loop; the writes go back (`merge-thread.ts`, `merge`). */
 export interface RowsRequest {
@@ -105,10 +105,9 @@ async function prepare(request: PrepareRequest): Promise<Prepared> {
   const listed = await readLent(request.lease, (tx) => listBatch(tx, request.tenant, undefined, request.drain));
   if (listed === undefined) return answer('left');
   if (listed.entries.length === 0) return answer('empty');
-  const given: GivenRow[] = [...listed.entries.map(({ key, value }) => ({ key, value, entry: true })), ...[...listed.open.values()].map(({ key, value }) => ({ key, value, entry: false }))];
   let merges: TaskMerge[];
   try {
-    merges = await mergeGiven(request.tenant, given, request.sealed ? KEYLESS : undefined);
+    merges = await mergeGiven(request.tenant, givenRows(listed), request.sealed ? KEYLESS : undefined);
   } catch (error) {
     if (error instanceof KeyNeeded) return answer('keyNeeded');
     throw error;
