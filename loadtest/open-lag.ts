@@ -14,6 +14,10 @@
  * `BENCH_LAG_FILL` checkpoints (default 2,000) are created first at 32
  * connections, then 3 s of rest, then the open loop (`BENCH_SECONDS`, with
  * `bench:http`'s warm-up; `BENCH_OPEN_CREATES`, `BENCH_OPEN_READS` apply).
+ * `BENCH_LAG_NODE_FLAGS` and `BENCH_BASELINE_NODE_FLAGS` add node flags to
+ * this build's and the baseline's server (after the start script's: V8
+ * takes the last of a flag given twice), so one build can be set against
+ * itself with other flags (`BENCH_BASELINE=dist/main.js`).
  * `BENCH_LAG_PROFILE=1` runs this build under `--cpu-prof` and prints the
  * window's self time by function and its longest busy stretches (the
  * profiler's own cost makes that run's figures slower).
@@ -55,10 +59,17 @@ interface RoundFigures {
   lag: Lag;
 }
 
+/** Node flags from `name`, split on spaces. */
+const flagsOf = (name: string): string[] => (process.env[name] ?? '').split(' ').filter(Boolean);
+
 async function round(build: string, script: string, profileDir?: string): Promise<RoundFigures> {
   const baton = await startServer(build, script, {
     BATON_DATA_DIR: tempDirs.make('data'), BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
-  }, '/readyz', [...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '500', '--cpu-prof-dir', profileDir]), '--import', PROBE]);
+  }, '/readyz', [
+    ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '500', '--cpu-prof-dir', profileDir]),
+    '--import', PROBE,
+    ...flagsOf(build === 'baseline' ? 'BENCH_BASELINE_NODE_FLAGS' : 'BENCH_LAG_NODE_FLAGS'),
+  ]);
   try {
     const ids = (await concurrently(FILL, 32, (i) => createCheckpoint(baton.url, taskId(i)))).map((c) => c.id);
     await new Promise((done) => setTimeout(done, 3_000));
