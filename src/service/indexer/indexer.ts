@@ -41,13 +41,10 @@ import { MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js
 import { MERGE_THREAD, type MergeThread } from './merge-thread.js';
 import { mergeGiven, type TaskMerge } from './merge-rows.js';
 import { writeApart } from './runs-apart.js';
-import type { KeyValue, LentWrite, StoreLease } from '../../store/store.js';
+import type { KeyValue, Store } from '../../store/store.js';
 
 /** A store that lends its files and its writer to the merge thread (LMDB: `store/lmdb-lent.ts`). */
-interface Lending {
-  lendReader<T>(read: (lease: StoreLease) => Promise<T>): Promise<T>;
-  lendWriter<T>(write: (lease: StoreLease) => Promise<LentWrite<T>>): Promise<T>;
-}
+type Lending = Required<Pick<Store, 'lendReader' | 'lendWriter'>>;
 
 /** A batch merged: how many entries, and whether its listing was a full batch (more may wait behind it). */
 interface Batch {
@@ -292,6 +289,12 @@ export class Indexer {
     return runTransaction(this.ctx, (tx) => applyMerges(tx, here, entries, open), BACKGROUND);
   }
 
+  /** The batch the merge thread failed (`error`), and every later one, merged on the event loop. */
+  private mergeHereAfter(error: unknown, tenant: string, sealing: Sealing | undefined): Promise<Batch | typeof LEFT> {
+    this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
+    return this.mergeHere(tenant, sealing, true);
+  }
+
   /**
    * The store and the runs apart, when both lend themselves to the merge
    * thread (LMDB); undefined otherwise (FoundationDB, a store wrapped to
@@ -320,8 +323,7 @@ export class Indexer {
       prepared = await lending.store.lendReader((lease) => this.thread.prepare({ tenant, lease, sealed: sealing !== undefined, drain, runsApart: lending.runs !== undefined }));
     } catch (error) {
       if (this.thread.available) throw error;
-      this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
-      return this.mergeHere(tenant, sealing, true);
+      return this.mergeHereAfter(error, tenant, sealing);
     }
     const { state, batch, count, full } = prepared;
     if (state === 'left') return LEFT;
@@ -335,8 +337,7 @@ export class Indexer {
     } catch (error) {
       await this.thread.drop(batch);
       if (this.thread.available) throw error;
-      this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
-      return this.mergeHere(tenant, sealing, true);
+      return this.mergeHereAfter(error, tenant, sealing);
     }
     this.onThread += merged;
     return { merged, full: full || merged < count };
@@ -358,8 +359,7 @@ export class Indexer {
     try {
       merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()], sealing !== undefined);
     } catch (error) {
-      this.ctx.log.warn({ err: error, tenant }, 'the indexer merges on the event loop: its merge thread failed');
-      return this.mergeHere(tenant, sealing, true);
+      return this.mergeHereAfter(error, tenant, sealing);
     }
     // A sealed tenant's batch with a word or entry written before encryption was on: blinded here, with the key.
     if (merges === undefined) return this.mergeHere(tenant, sealing, true);
