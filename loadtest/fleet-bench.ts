@@ -35,8 +35,10 @@
  * scenarios run last, after Baton's, for the same reason. Bodies are the evolving ones (`BENCH_BODIES=same` for the same
  * text).
  * Each create's transaction size on FoundationDB is `npm run bench:txsize`
- * with BATON_STORE=fdb. The FoundationDB server's own CPU is not in the
- * figures (it runs outside the benchmark), only Baton's.
+ * with BATON_STORE=fdb. When the cluster's `fdbserver` processes run on this
+ * machine, their CPU a request over each closed loop is printed beside
+ * Baton's ("cluster CPU"): they share the cores, and what a create costs the
+ * cluster bounds the creates as much as what it costs Baton.
  *
  * Without FDB_CLUSTER_FILE it prints "skipped" and why. Everything runs
  * under fresh BATON_FDB_PREFIX keys; children are stopped and temp dirs
@@ -49,6 +51,7 @@ import { cpus } from 'node:os';
 import { onInterrupt, runMain, TempDirs } from './lib/cleanup.js';
 import { ADMIN_TOKEN, CONNECTIONS, CONTENTION_WRITERS, OPEN_TASKS, QUEUE_MAX_BYTES, RATE_LIMIT, SECONDS, TOKEN, WARMUP_SECONDS } from './lib/http-config.js';
 import { taskId, uniqueCheckpointBody, useBodies, type BodyKind } from './lib/http-payloads.js';
+import { watchCluster } from './lib/proc.js';
 import { closedLoop, closedLoopAcross, postRequests, type ClosedFigures, type Requests } from './lib/http-scenarios.js';
 import http from 'node:http';
 import { openLoop, type OpenRun } from './lib/open-loop.js';
@@ -126,9 +129,11 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
   });
   useBodies(BODIES);
+  // A cluster on this machine shares its cores: its CPU a request is read beside Baton's.
+  const servers = watchCluster();
   console.log(
     `fleet bench: ${SECONDS} s per scenario after ${WARMUP_SECONDS} s warm-up, ${CONNECTIONS} connections, ${OPEN_TASKS} tasks, ${BODIES} bodies, ` +
-      `paced ${RATE} creates/s, contention ${CONTENTION_WRITERS} writers, FoundationDB at ${clusterFile}, node ${process.version}, ${cpus().length} CPUs`,
+      `paced ${RATE} creates/s, contention ${CONTENTION_WRITERS} writers, FoundationDB at ${clusterFile} (${servers === 0 ? 'no fdbserver on this machine: its CPU not read' : `${servers} fdbserver process(es) on this machine`}), node ${process.version}, ${cpus().length} CPUs`,
   );
   const [a, b, bare] = await Promise.all([
     startServer('baton-a', BATON_MAIN, env('a'), '/readyz'),
@@ -223,10 +228,10 @@ async function main(): Promise<void> {
 
   // --- Figures.
   console.log('');
-  console.log('closed loop                                    ok/s     p50 ms    p99 ms   non-2xx   503   Baton CPU µs/req');
+  console.log('closed loop                                    ok/s     p50 ms    p99 ms   non-2xx   503   Baton CPU µs/req   cluster CPU µs/req');
   for (const { scenario, setup, figures } of rows) {
     console.log(
-      `${`${scenario}, ${setup}`.padEnd(42)} ${fixed(figures.okPerSec, 0).padStart(9)} ${fixed(figures.p50Ms, 1).padStart(10)} ${fixed(figures.p99Ms, 1).padStart(9)} ${String(figures.non2xx).padStart(9)} ${String(figures.statusCodes['503'] ?? 0).padStart(5)} ${fixed(figures.cpu.serverUsPerReq, 0).padStart(12)}`,
+      `${`${scenario}, ${setup}`.padEnd(42)} ${fixed(figures.okPerSec, 0).padStart(9)} ${fixed(figures.p50Ms, 1).padStart(10)} ${fixed(figures.p99Ms, 1).padStart(9)} ${String(figures.non2xx).padStart(9)} ${String(figures.statusCodes['503'] ?? 0).padStart(5)} ${fixed(figures.cpu.serverUsPerReq, 0).padStart(12)} ${(figures.cpu.clusterUsPerReq === undefined ? '—' : fixed(figures.cpu.clusterUsPerReq, 0)).padStart(20)}`,
     );
   }
   const floorRate = rows[0]!.figures.okPerSec;

@@ -146,6 +146,8 @@ export async function closedLoopAcross(targets: Target[]): Promise<ClosedFigures
         for (const [name, us] of Object.entries(c.threadsUsPerReq)) all[name] = round((all[name] ?? 0) + us, 1);
         return all;
       }, {}),
+      // Every server's meter read the same cluster over the same run: its figure once.
+      ...(cpus[0]!.clusterUsPerReq === undefined ? {} : { clusterUsPerReq: cpus[0]!.clusterUsPerReq }),
     },
   };
 }

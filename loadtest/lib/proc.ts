@@ -94,6 +94,30 @@ export interface Cpu {
   generatorPct: number;
   /** Server CPU per completed request by thread name (`/proc/<pid>/task/<tid>/comm`), in microseconds: the budget's threads. */
   threadsUsPerReq: Record<string, number>;
+  /** The local FoundationDB cluster's CPU (every `fdbserver` on this machine) per completed request, in microseconds, once {@link watchCluster} found one. */
+  clusterUsPerReq?: number;
+}
+
+/** The `fdbserver` processes on this machine, watched by every {@link cpuMeter} after {@link watchCluster}. */
+let clusterPids: number[] = [];
+
+/**
+ * Makes every later {@link cpuMeter} read the CPU of the FoundationDB
+ * servers running on this machine as well (a cluster on the same cores as
+ * Baton and the load generator takes its share of them); returns how many it
+ * found. A cluster elsewhere is not seen, and its figure is absent.
+ */
+export function watchCluster(): number {
+  clusterPids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'fdbserver') clusterPids.push(Number(entry));
+    } catch {
+      // The process exited meanwhile.
+    }
+  }
+  return clusterPids.length;
 }
 
 /** CPU seconds of every thread of `pid` by thread name (threads of one name summed), from /proc/<pid>/task. */
@@ -150,6 +174,9 @@ export function cpuMeter(pid: number | undefined, tree = false): (requests: numb
   const server0 = sum(false);
   const main0 = sum(true);
   const threads0 = pids.map((p) => threadSecondsOf(p));
+  const cluster = clusterPids;
+  const clusterSum = (): number => cluster.reduce<number>((total, p) => total + cpuSecondsOf(p), 0);
+  const cluster0 = clusterSum();
   const generator0 = process.cpuUsage();
   const t0 = performance.now();
   return (requests) => {
@@ -170,6 +197,7 @@ export function cpuMeter(pid: number | undefined, tree = false): (requests: numb
       eventLoopUsPerReq: round((mainSeconds * 1e6) / requests, 1),
       generatorPct: round((100 * (generator.user + generator.system)) / 1e6 / wall, 1),
       threadsUsPerReq,
+      ...(cluster.length === 0 ? {} : { clusterUsPerReq: round(((clusterSum() - cluster0) * 1e6) / requests, 1) }),
     };
   };
 }
