@@ -60,7 +60,7 @@ const uuid = z.string().min(1).max(100);
 
 export const createCheckpointCommand = command('checkpoint.create', {
   taskId: externalId,
-  /** Minted with the command, so a replay creates the same checkpoint. */
+  /** Minted new with the command, so a replay creates the same checkpoint, and a live create's first run need not look for it. */
   checkpointId,
   input: checkpointInput,
 });

@@ -72,7 +72,9 @@ async function create(ctx: ServiceContext, command: CreateCheckpoint): Promise<W
   let written: Prepared = first;
   const { result, replayed } = await runInTask<Written>(ctx, command, taskId, async (write) => {
     const { repo, head } = write;
-    if (await alreadyCreated(repo, taskId, id, first.hash)) {
+    // The id is minted with the command (`http/routes/checkpoints.ts`, the MCP tool, the formats route): only a queued
+    // create's replay or a later run of this body can find it written already.
+    if (!write.firstRun && (await alreadyCreated(repo, taskId, id, first.hash))) {
       write.unchanged();
       return { checkpointId: id, version: 1 };
     }

@@ -28,6 +28,13 @@ export interface TaskWrite {
   head: TaskHead;
   /** The command's time. */
   now: string;
+  /**
+   * No earlier run of this change can have committed anything of its own: the
+   * first run of the transaction's body for a command made in this process
+   * (not a queued write's replay). Ids minted for the command are then known
+   * to be absent from the store, and need no look-up.
+   */
+  firstRun: boolean;
   /** The tenant defaults under the task's policy, as the store holds them in this transaction (`fleet/settings.ts`). */
   defaults: TaskPolicy;
   audit(draft: Omit<AuditDraft, 'at' | 'actor'> & { agentId?: string }): void;
@@ -59,7 +66,7 @@ export async function runInTask<T>(
   // Set by the attempt that runs the change; a body the store runs again starts it over.
   let unchanged = false;
 
-  const apply = async (repo: Repository): Promise<T> => {
+  const apply = async (repo: Repository, firstRun: boolean): Promise<T> => {
     unchanged = false;
     // The header, the head and the tenant's settings are read side by side: over FoundationDB one round trip, not three.
     // The header is looked at first all the same (DESIGN §10: read in every write, not once per process, since another
@@ -78,6 +85,7 @@ export async function runInTask<T>(
       repo,
       head,
       now,
+      firstRun,
       defaults,
       audit: ({ agentId, ...draft }) =>
         drafts.push({ ...draft, at: now, actor: { subject: actor.subject, role: actor.role, ...(agentId ? { agentId } : {}) } }),
@@ -109,13 +117,20 @@ export async function runInTask<T>(
   const recorded = command.idempotency !== undefined || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
   // The attempt that committed: whether it left words for the indexer.
   let committed: Repository | undefined;
+  // Runs of the body so far: a store runs it again after a conflict or a commit whose outcome it could not learn.
+  let runs = 0;
   const apart = runsReader(ctx);
   const transaction = async () => {
     const sealing = ctx.vault === undefined ? undefined : await ctx.vault.sealing(ctx, actor.tenant);
     return runTransaction(ctx, (tx) => {
       const repo = new Repository(tx, actor.tenant, sealing, apart);
       committed = repo;
-      return recorded ? repo.operations.once(command.operationId, command.idempotency === 'client', `${command.kind}:${command.fingerprint}`, () => apply(repo)) : apply(repo).then((result) => ({ result, applied: true }));
+      const firstRun = runs++ === 0 && command.fromQueue !== true;
+      // An id minted for this command (`commands.ts`) is not recorded before its body's first run has committed.
+      const unrecorded = firstRun && command.idempotency === undefined;
+      return recorded
+        ? repo.operations.once(command.operationId, command.idempotency === 'client', `${command.kind}:${command.fingerprint}`, () => apply(repo, firstRun), unrecorded)
+        : apply(repo, firstRun).then((result) => ({ result, applied: true }));
     });
   };
   try {

@@ -34,7 +34,10 @@ interface Recorded<T> {
  * `operations`, and records `body`'s result with the id and `recordedAt`
  * (epoch ms, for expiry). `fingerprint` names the request; a recorded id with
  * another fingerprint throws {@link OperationReusedError}. The result must be
- * plain data.
+ * plain data. `unrecorded`: the caller knows the id cannot be recorded yet
+ * (minted for this write, and this is the first run of its body), so it is
+ * not looked up: a read fewer, over FoundationDB a round trip fewer. It is
+ * still recorded, for a later run of the body.
  */
 export async function applyOnce<T>(
   tx: Transaction,
@@ -44,9 +47,10 @@ export async function applyOnce<T>(
   fingerprint = '',
   recordedAt?: number,
   codec: ValueCodec = MESSAGE_PACK,
+  unrecorded = false,
 ): Promise<OnceResult<T>> {
   const key = operations.pack(operationId);
-  const recorded = await tx.get(key);
+  const recorded = unrecorded ? undefined : await tx.get(key);
   if (recorded !== undefined) {
     const { f, r } = codec.decode(recorded, key) as Recorded<T>;
     if (f !== fingerprint) throw new OperationReusedError('The operation id was already used for another request.');

@@ -27,12 +27,16 @@ export class OperationRows {
     private readonly codecs: Codecs,
   ) {}
 
-  /** Runs `body` unless `operationId` is recorded; a recorded id with another fingerprint throws. `client`: a client's Idempotency-Key. */
-  async once<T>(operationId: string, client: boolean, fingerprint: string, body: () => Promise<T>): Promise<OnceResult<T>> {
+  /**
+   * Runs `body` unless `operationId` is recorded; a recorded id with another
+   * fingerprint throws. `client`: a client's Idempotency-Key. `unrecorded`:
+   * the id cannot be recorded yet, so it is not looked up (`store/once.ts`).
+   */
+  async once<T>(operationId: string, client: boolean, fingerprint: string, body: () => Promise<T>, unrecorded = false): Promise<OnceResult<T>> {
     const space = client ? this.ks.idempotency : this.ks.operations;
     // Read from the clock inside the body: it only dates the record for expiry, so a rerun may date it anew.
     const recordedAt = Date.now();
-    const outcome = await applyOnce(this.tx, space, operationId, body, fingerprint, recordedAt, client ? this.codecs.idempotency : this.codecs.operations);
+    const outcome = await applyOnce(this.tx, space, operationId, body, fingerprint, recordedAt, client ? this.codecs.idempotency : this.codecs.operations, unrecorded);
     if (outcome.applied) noteOperation(this.tx, this.tenant, operationId, recordedAt);
     return outcome;
   }
