@@ -113,8 +113,9 @@ export async function runInTask<T>(
   };
 
   // A client's key is always recorded, for its retries, and an id chosen to apply once; a queued write too, for a
-  // replay after a crash; a minted id otherwise only where a store may run a committed body again.
-  const recorded = command.idempotency !== undefined || command.fromQueue === true || !ctx.store.commitOutcomeKnown;
+  // replay after a crash; a minted id otherwise only where a store may run a committed body again, and not for a
+  // write whose own rows say it was applied (a create's new checkpoint id: its rerun finds it, `checkpoint-writes.ts`).
+  const recorded = command.idempotency !== undefined || command.fromQueue === true || (!ctx.store.commitOutcomeKnown && !SELF_RECORDED.has(command.kind));
   // The attempt that committed: whether it left words for the indexer.
   let committed: Repository | undefined;
   // Runs of the body so far: a store runs it again after a conflict or a commit whose outcome it could not learn.
@@ -145,6 +146,14 @@ export async function runInTask<T>(
     throw error;
   }
 }
+
+/**
+ * The writes whose effect names an id minted with the command, so that a run
+ * after a commit whose outcome was unknown finds the first run's effect by
+ * that id and answers as its repeat: no operation record is needed (over
+ * FoundationDB two keys fewer a create, the record and its age entry).
+ */
+const SELF_RECORDED: ReadonlySet<Command['kind']> = new Set(['checkpoint.create']);
 
 /** The purge's own steps are the only writes a task takes while it is being purged. */
 const PURGE_KINDS: ReadonlySet<Command['kind']> = new Set(['task.purge', 'task.purge_page']);

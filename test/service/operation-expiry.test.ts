@@ -113,8 +113,8 @@ describe('operation records past the retention window', () => {
     const ks = tenantKeyspace('default');
     /** The operation ids recorded in `space`. */
     const recorded = async (space: typeof ks.operations) => (await store.transact((tx) => tx.getPrefix(space.prefix), { readOnly: true })).map((row) => space.unpack(row.key)[0]);
-    // The purge's batches were recorded beside the request's own key.
-    expect((await recorded(ks.operations)).length).toBeGreaterThan(250);
+    // The purge's batches were recorded beside the request's own key (the creates none: a create's checkpoint id is its record).
+    expect((await recorded(ks.operations)).length).toBeGreaterThan(0);
     expect(await recorded(ks.idempotency)).toEqual(['key:purge-once']);
 
     await sweepOperations(standaloneContext(store), Date.now() + 1);
