@@ -1,9 +1,12 @@
 /**
  * What one create writes: keys and bytes of its transaction, as
  * FoundationDB counts a commit's size (every mutation's key and value, each
- * written key once more for its conflict range: `TransactionStats`), and,
- * since the full-text index moved to a pending list, what the indexer's
- * merge writes per checkpoint it merges. In process, through the service
+ * written key once more for its conflict range: `TransactionStats`), and the
+ * reads it makes (point and range: over FoundationDB each a request to a
+ * storage server), and, since the full-text index moved to a pending list,
+ * what the indexer's merge writes and reads per checkpoint it merges (over
+ * LMDB the merge thread writes in a lent environment, which this count does
+ * not see: its line is absent there). In process, through the service
  * (`createCheckpoint`, the create route's command), evolving and same-text
  * bodies (`http-payloads.ts`), over LMDB in a temp dir or, with
  * BATON_STORE=fdb and FDB_CLUSTER_FILE, over FoundationDB under a fresh
@@ -37,13 +40,19 @@ interface Tally {
   keysSet: number;
   keysCleared: number;
   bytes: number;
+  /** Point reads (`get`): over FoundationDB each a request to a storage server. */
+  gets: number;
+  /** Range reads (`getRange`, `getPrefix`). */
+  ranges: number;
 }
 
-const empty = (): Tally => ({ transactions: 0, keysSet: 0, keysCleared: 0, bytes: 0 });
+const empty = (): Tally => ({ transactions: 0, keysSet: 0, keysCleared: 0, bytes: 0, gets: 0, ranges: 0 });
+
+type Count = { set: number; cleared: number; gets: number; ranges: number };
 
 /** Counts the mutations of each committed write transaction into the tally `current()` names. */
 function counting(store: Store, current: () => Tally): Store {
-  const wrap = (tx: Transaction, count: { set: number; cleared: number }): Transaction =>
+  const wrap = (tx: Transaction, count: Count): Transaction =>
     new Proxy(tx, {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
@@ -53,6 +62,12 @@ function counting(store: Store, current: () => Tally): Store {
           return (...args: unknown[]) => {
             count.set += 1;
             return (value as (...a: unknown[]) => void).apply(target, args);
+          };
+        if (name === 'get' || name === 'getRange' || name === 'getPrefix')
+          return (...args: unknown[]) => {
+            if (name === 'get') count.gets += 1;
+            else count.ranges += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
           };
         if (name === 'clear' || name === 'clearBlind' || name === 'clearRange' || name === 'clearPrefix')
           return (...args: unknown[]) => {
@@ -66,9 +81,9 @@ function counting(store: Store, current: () => Tally): Store {
     get(target, name, receiver) {
       if (name !== 'transact') return Reflect.get(target, name, receiver) as unknown;
       return async <T>(body: (tx: Transaction) => Promise<T>, options?: { readOnly?: boolean }) => {
-        let last = { set: 0, cleared: 0, bytes: 0 };
+        let last = { set: 0, cleared: 0, gets: 0, ranges: 0, bytes: 0 };
         const result = await target.transact(async (tx: Transaction) => {
-          const count = { set: 0, cleared: 0 };
+          const count: Count = { set: 0, cleared: 0, gets: 0, ranges: 0 };
           const out = await body(wrap(tx, count));
           last = { ...count, bytes: tx.stats().bytesWritten };
           return out;
@@ -79,6 +94,8 @@ function counting(store: Store, current: () => Tally): Store {
           tally.keysSet += last.set;
           tally.keysCleared += last.cleared;
           tally.bytes += last.bytes;
+          tally.gets += last.gets;
+          tally.ranges += last.ranges;
         }
         return result;
       };
@@ -137,7 +154,8 @@ async function measure(kind: 'evolving' | 'same'): Promise<void> {
     }
   }
   const n = CREATES - TASKS;
-  const per = (t: Tally) => `${(t.keysSet / n).toFixed(1)} set + ${(t.keysCleared / n).toFixed(1)} cleared keys, ${Math.round(t.bytes / n)} bytes`;
+  const per = (t: Tally) =>
+    `${(t.keysSet / n).toFixed(1)} set + ${(t.keysCleared / n).toFixed(1)} cleared keys, ${Math.round(t.bytes / n)} bytes, ${(t.gets / n).toFixed(1)} point + ${(t.ranges / n).toFixed(2)} range reads`;
   console.log(`${kind.padEnd(8)} ${process.env.BATON_STORE === 'fdb' ? 'fdb ' : 'lmdb'}  create transaction: ${per(creates)} (${creates.transactions} transactions)`);
   if (merges.transactions > 0) console.log(`${''.padEnd(14)}merge, per checkpoint: ${per(merges)} (${merges.transactions} merge transactions for ${n} checkpoints)`);
   await base.close();
