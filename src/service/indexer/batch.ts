@@ -34,11 +34,13 @@ export function fullBatch(listed: number, taken: number): boolean {
 /**
  * A batch's rows, read-only: up to a batch of pending entries and their
  * tasks' open runs; undefined when it is fewer than a full batch and
- * `drain` is false (a pass that merges full batches only).
+ * `drain` is false (a pass that merges full batches only). `snapshot`: the
+ * entries are read without a conflict range over the list (the caller names
+ * the rows it takes, {@link mergeInPlace}).
  */
-export async function listBatch(tx: Transaction, tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<Listed | undefined> {
+export async function listBatch(tx: Transaction, tenant: string, sealing: Sealing | undefined, drain: boolean, snapshot = false): Promise<Listed | undefined> {
   const terms = new Repository(tx, tenant, sealing).terms;
-  const rows = await terms.pending.rows(MERGE_BATCH);
+  const rows = await terms.pending.rows(MERGE_BATCH, snapshot);
   const entries = withinBytes(rows, (row) => row.value.length);
   if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
   const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
@@ -85,6 +87,38 @@ export async function applyMerges(tx: Transaction, merges: readonly TaskMerge[],
       else tx.set(key, value);
     }
     count += merged;
+  }
+  return count;
+}
+
+/** A transaction that names read conflicts (`Transaction.addReadConflictKey`): FoundationDB's. */
+export type NamingConflicts = Transaction & Required<Pick<Transaction, 'addReadConflictKey'>>;
+
+/** Whether `tx` names read conflicts. */
+export const namesConflicts = (tx: Transaction): tx is NamingConflicts => tx.addReadConflictKey !== undefined;
+
+/**
+ * The merges of a batch listed in this same transaction, written without
+ * reading anything again: over a store whose transactions overlap
+ * (FoundationDB), the listed entries are named as read conflicts (the
+ * listing read them without one, `listBatch`'s `snapshot`) and the tasks'
+ * open runs were read by key, so the commit fails, and the body runs again,
+ * if any row a merge read changed meanwhile. The tasks whose writes fit one
+ * transaction ({@link APPLY_BYTES}); the count of entries merged.
+ */
+export function mergeInPlace(tx: NamingConflicts, merges: readonly TaskMerge[], entries: readonly KeyValue[]): number {
+  const listed = new Set(entries.map(({ key }) => key.toString('latin1')));
+  let count = 0;
+  for (const { writes } of withinApplyBytes(merges)) {
+    for (const { key, value } of writes) {
+      // An entry the merge takes off the list: it must be as listed when this commits.
+      if (listed.has(key.toString('latin1'))) {
+        tx.addReadConflictKey(key);
+        count += 1;
+      }
+      if (value === null) tx.clear(key);
+      else tx.set(key, value);
+    }
   }
   return count;
 }
