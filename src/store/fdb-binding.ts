@@ -53,10 +53,6 @@ export interface FdbTransaction {
   get(key: Buffer): Promise<Buffer | undefined>;
   /** With no `end`, `start` is a prefix. */
   getRangeAll(start: Buffer, end?: Buffer, opts?: FdbRangeOptions): Promise<[Buffer, Buffer][]>;
-  /** The same transaction, reading without read conflict ranges. */
-  snapshot(): Pick<FdbTransaction, 'getRangeAll'>;
-  /** A read conflict on `key` without reading it. */
-  addReadConflictKey(key: Buffer): void;
   set(key: Buffer, val: Buffer): void;
   clear(key: Buffer): void;
   clearRange(start: Buffer, end?: Buffer): void;

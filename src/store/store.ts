@@ -23,14 +23,6 @@ export interface RangeOptions {
   limit?: number;
   /** Newest-last order is the default; `reverse` returns the highest keys first. */
   reverse?: boolean;
-  /**
-   * Read without a read conflict range (FoundationDB's snapshot read): a
-   * write to the range by another transaction meanwhile does not make this
-   * one run again; the rows the body must find unchanged it names with
-   * {@link Transaction.addReadConflictKey}. A store whose write transactions
-   * never overlap (LMDB) reads as ever.
-   */
-  snapshot?: boolean;
 }
 
 /**
@@ -117,14 +109,6 @@ export interface Transaction {
 
   /** What this attempt has read and written so far, counted by the store; reads use it to keep within a budget. */
   stats(): TransactionStats;
-
-  /**
-   * Makes `key` count as read without reading it: the commit fails with a
-   * conflict, and the body runs again, if another transaction wrote the key
-   * since this one's snapshot. Only a store whose write transactions overlap
-   * has it (FoundationDB); on the others no write can come between.
-   */
-  addReadConflictKey?(key: Bytes): void;
 }
 
 /**
