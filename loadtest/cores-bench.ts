@@ -26,6 +26,8 @@
  * (default 2; the figures are the means over the rounds), BENCH_BUDGET_ONLY=1
  * (Baton's budget alone, no floor runs: quick comparisons of a change), and
  * the HTTP benchmark's BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_BODIES.
+ * BENCH_BUDGET_LEAVES=N adds each thread's N most sampled innermost frames
+ * (symbols, or the library when perf has none) to the budget.
  *
  * @module
  */
@@ -35,6 +37,7 @@ import { TempDirs } from './lib/cleanup.js';
 import { CONNECTIONS, SECONDS, TOKEN } from './lib/http-config.js';
 import { useBodies } from './lib/http-payloads.js';
 import { closedLoop, postRequests, type ClosedFigures } from './lib/http-scenarios.js';
+import { envNumber } from './lib/env.js';
 import { budgetLines, budgetOf, PERF_NODE_FLAGS, perfUnavailable, startPerf } from './lib/perf-budget.js';
 import { BATON_MAIN, runBench, startServer, stopServers, type Server } from './lib/servers.js';
 import { alignedTable, fixed } from './lib/tables.js';
@@ -95,7 +98,8 @@ async function cpuBudget(): Promise<void> {
     byThread: scaled(sampled.byThread),
     byPart: scaled(sampled.byPart),
     byThreadAndPart: Object.fromEntries(Object.entries(sampled.byThreadAndPart).map(([thread, parts]) => [thread, scaled(parts)])),
-  });
+    byThreadAndLeaf: Object.fromEntries(Object.entries(sampled.byThreadAndLeaf).map(([thread, leaves]) => [thread, scaled(leaves)])),
+  }, envNumber('BENCH_BUDGET_LEAVES', 0, true));
   for (const line of lines) console.log(line);
 }
 

@@ -14,7 +14,7 @@ interface HeapNode { callFrame: { functionName: string; url: string; lineNumber:
 export interface HeapProfile { head: HeapNode }
 
 const nameOf = ({ callFrame: frame }: HeapNode): string =>
-  `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^file:\/\/.*?\/(node_modules|dist|src)\//, '$1/')}:${frame.lineNumber + 1}`;
+  `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^file:\/\/.*?\/(node_modules|dist|src)(?:\.[0-9a-f]+)?\//, '$1/')}:${frame.lineNumber + 1}`;
 
 export function summarizeAllocations(profile: HeapProfile, requests: number, top = 25): string {
   const self = new Map<string, number>();

@@ -68,6 +68,8 @@ export interface Budget {
   byPart: Record<string, number>;
   /** µs of CPU a create, by thread role, then part. */
   byThreadAndPart: Record<string, Record<string, number>>;
+  /** µs of CPU a create, by thread role, then the innermost frame sampled (its symbol, or its library's name when perf has none). */
+  byThreadAndLeaf: Record<string, Record<string, number>>;
 }
 
 /** Whether `perf record` works here; the reason when it does not. */
@@ -136,7 +138,7 @@ export function budgetOf(file: string, pid: number, creates: number): Budget {
   }
   const roles = new Map<number, string>([...votes].map(([tid, counts]) => [tid, [...counts].sort((a, b) => b[1] - a[1])[0]![0]]));
   const perSample = 1e6 / PERF_FREQUENCY / creates;
-  const budget: Budget = { samples: samples.length, creates, byThread: {}, byPart: {}, byThreadAndPart: {} };
+  const budget: Budget = { samples: samples.length, creates, byThread: {}, byPart: {}, byThreadAndPart: {}, byThreadAndLeaf: {} };
   const add = (table: Record<string, number>, key: string): void => {
     table[key] = (table[key] ?? 0) + perSample;
   };
@@ -151,12 +153,30 @@ export function budgetOf(file: string, pid: number, creates: number): Budget {
     add(budget.byThread, thread);
     add(budget.byPart, part);
     add((budget.byThreadAndPart[thread] ??= {}), part);
+    add((budget.byThreadAndLeaf[thread] ??= {}), leafOf(frames));
   }
   return budget;
 }
 
-/** The budget as aligned lines: parts by thread, largest first, with totals. */
-export function budgetLines(budget: Budget): string[] {
+/** A frame as `perf script` prints it (`symbol+0x12 (library)`), without its offset; the library when the symbol is unknown. */
+function frameName(frame: string): string {
+  const match = /^(.*?)(?:\+0x[0-9a-f]+)? \((.*)\)$/.exec(frame);
+  if (match === null) return frame;
+  const [, symbol, library] = match;
+  return symbol === '[unknown]' ? `[unknown] (${library!.split('/').pop()})` : symbol!.replace(/^(LazyCompile|Function|JS):[*~^]?/, '').replace(/file:\/\/\/.*?\/(dist[^/]*|node_modules)\//, '');
+}
+
+/** The innermost frame, and under it the innermost JavaScript function when that is another frame (who called a builtin). */
+function leafOf(frames: string[]): string {
+  if (frames.length === 0) return '(no frame)';
+  const leaf = frameName(frames[0]!);
+  const script = frames.find((frame) => /\.m?js:\d+/.test(frame));
+  const caller = script === undefined ? undefined : frameName(script);
+  return caller === undefined || caller === leaf ? leaf : `${leaf} <- ${caller}`;
+}
+
+/** The budget as aligned lines: parts by thread, largest first, with totals; with `leaves`, each thread's most sampled innermost frames. */
+export function budgetLines(budget: Budget, leaves = 0): string[] {
   const rows = (table: Record<string, number>) => Object.entries(table).sort((a, b) => b[1] - a[1]);
   const total = Object.values(budget.byThread).reduce((sum, us) => sum + us, 0);
   const lines = [`CPU a create, every thread (perf, ${budget.samples} samples over ${budget.creates} creates): ${total.toFixed(0)} µs`];
@@ -167,6 +187,12 @@ export function budgetLines(budget: Budget): string[] {
   for (const [thread, parts] of rows(Object.fromEntries(Object.entries(budget.byThreadAndPart).map(([t, p]) => [t, Object.values(p).reduce((a, b) => a + b, 0)])))) {
     lines.push(`  ${thread} (${parts.toFixed(0)} µs):`);
     for (const [part, us] of rows(budget.byThreadAndPart[thread]!)) if (us >= 1) lines.push(`    ${part.padEnd(68)} ${us.toFixed(0).padStart(6)} µs`);
+  }
+  if (leaves > 0) {
+    for (const [thread, table] of Object.entries(budget.byThreadAndLeaf)) {
+      lines.push(`  ${thread}, innermost frames:`);
+      for (const [leaf, us] of rows(table).slice(0, leaves)) lines.push(`    ${leaf.slice(0, 90).padEnd(90)} ${us.toFixed(1).padStart(6)} µs`);
+    }
   }
   return lines;
 }
