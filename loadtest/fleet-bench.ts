@@ -34,6 +34,9 @@
  * the same cores, is still writing the last one's data out. The floor's
  * scenarios run last, after Baton's, for the same reason. Bodies are the evolving ones (`BENCH_BODIES=same` for the same
  * text).
+ * Each closed loop also says what the instances created and what their
+ * indexer merged over it (warm-up included; `lib/merge-share.ts`): a run
+ * that merged fewer than it created left its merges to what runs next.
  * Each create's transaction size on FoundationDB is `npm run bench:txsize`
  * with BATON_STORE=fdb. When the cluster's `fdbserver` processes run on this
  * machine, their CPU a request over each closed loop is printed beside
@@ -56,6 +59,7 @@ import { closedLoop, closedLoopAcross, postRequests, type ClosedFigures, type Re
 import http from 'node:http';
 import { openLoop, type OpenRun } from './lib/open-loop.js';
 import { clusterQuiet } from './lib/fdb-quiet.js';
+import { withMergeShare, type MergeCounts } from './lib/merge-share.js';
 import { BATON_MAIN, killServers, startServer, stopServers, type Server } from './lib/servers.js';
 import { fixed } from './lib/tables.js';
 
@@ -108,6 +112,8 @@ interface Row {
   scenario: string;
   setup: string;
   figures: ClosedFigures;
+  /** What the instances created and merged over the run, its warm-up included (`lib/merge-share.ts`). */
+  merge?: MergeCounts;
 }
 
 async function main(): Promise<void> {
@@ -153,44 +159,54 @@ async function main(): Promise<void> {
   // One instance's closed loop moves for another reason too: when it holds the indexer duty, its creates
   // wait for merges past 1,000 unmerged (`Indexer.admit`), 147/s here; 830-980/s when the other instance holds it.
   step('create, one instance');
-  rows.push({ scenario: 'create', setup: 'one instance', figures: await closedLoop(a, postRequests) });
+  const measured = async (scenario: string, setup: string, run: () => Promise<ClosedFigures>): Promise<Row> => {
+    const { result, share } = await withMergeShare([a, b], run);
+    return { scenario, setup, figures: result, merge: share };
+  };
+  rows.push(await measured('create', 'one instance', () => closedLoop(a, postRequests)));
   await settle();
   // One caller, one create at a time (DESIGN §9: its p50 within 2 x the floor's): one instance now, the floor at the end.
   step('create at 1 connection, one instance');
   const loneBaton = await closedLoop(a, postRequests, 1);
   await settle();
   step('create, two instances round-robin');
-  rows.push({ scenario: 'create', setup: 'two, round-robin', figures: await closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests(), connections: half }))) });
+  rows.push(await measured('create', 'two, round-robin', () => closedLoopAcross([a, b].map((server) => ({ server, requests: () => postRequests(), connections: half })))));
   await settle();
   step('create, two instances with task affinity');
-  rows.push({
-    scenario: 'create',
-    setup: 'two, affinity',
-    figures: await closedLoopAcross([a, b].map((server, side) => ({ server, requests: () => postRequests('/v1/checkpoints', (i) => affineTask(i, side)), connections: half }))),
-  });
+  rows.push(
+    await measured('create', 'two, affinity', () =>
+      closedLoopAcross([a, b].map((server, side) => ({ server, requests: () => postRequests('/v1/checkpoints', (i) => affineTask(i, side)), connections: half }))),
+    ),
+  );
   await settle();
 
   const writers = CONTENTION_WRITERS;
   const halfWriters = Math.max(1, Math.floor(writers / 2));
   step(`contention, one instance (${writers} writers of one task beside ${writers} of others)`);
-  const contendedOne = await closedLoopAcross([
-    { server: a, requests: hotRequests('fleet-hot-one'), connections: writers },
-    { server: a, requests: () => postRequests(), connections: writers },
-  ]);
+  const contendedOne = await measured('contention', 'one instance', () =>
+    closedLoopAcross([
+      { server: a, requests: hotRequests('fleet-hot-one'), connections: writers },
+      { server: a, requests: () => postRequests(), connections: writers },
+    ]),
+  );
   await settle();
   step('contention, two instances round-robin');
-  const contendedRr = await closedLoopAcross([
-    { server: a, requests: hotRequests('fleet-hot-rr'), connections: halfWriters },
-    { server: b, requests: hotRequests('fleet-hot-rr'), connections: halfWriters },
-    { server: a, requests: () => postRequests(), connections: halfWriters },
-    { server: b, requests: () => postRequests(), connections: halfWriters },
-  ]);
+  const contendedRr = await measured('contention', 'two, round-robin', () =>
+    closedLoopAcross([
+      { server: a, requests: hotRequests('fleet-hot-rr'), connections: halfWriters },
+      { server: b, requests: hotRequests('fleet-hot-rr'), connections: halfWriters },
+      { server: a, requests: () => postRequests(), connections: halfWriters },
+      { server: b, requests: () => postRequests(), connections: halfWriters },
+    ]),
+  );
   await settle();
   step('contention, two instances with task affinity');
-  const contendedAffinity = await closedLoopAcross([
-    { server: a, requests: hotRequests('fleet-hot-affinity'), connections: writers },
-    { server: b, requests: () => postRequests('/v1/checkpoints', (i) => affineTask(i, 1)), connections: writers },
-  ]);
+  const contendedAffinity = await measured('contention', 'two, affinity', () =>
+    closedLoopAcross([
+      { server: a, requests: hotRequests('fleet-hot-affinity'), connections: writers },
+      { server: b, requests: () => postRequests('/v1/checkpoints', (i) => affineTask(i, 1)), connections: writers },
+    ]),
+  );
   await settle();
   // The hot task's share alone: its history tells how many of its creates committed in the measured run and its warm-up.
   const hotCommitted = async (task: string): Promise<number> => {
@@ -209,9 +225,7 @@ async function main(): Promise<void> {
     roundRobin: await hotCommitted('fleet-hot-rr'),
     affinity: await hotCommitted('fleet-hot-affinity'),
   };
-  rows.push({ scenario: 'contention', setup: 'one instance', figures: contendedOne });
-  rows.push({ scenario: 'contention', setup: 'two, round-robin', figures: contendedRr });
-  rows.push({ scenario: 'contention', setup: 'two, affinity', figures: contendedAffinity });
+  rows.push(contendedOne, contendedRr, contendedAffinity);
 
   step(`paced creates (${RATE}/s): one instance, two round-robin, two with affinity`);
   const one = await paced([a], (k) => ({ target: a, task: taskId(k) }));
@@ -228,10 +242,11 @@ async function main(): Promise<void> {
 
   // --- Figures.
   console.log('');
-  console.log('closed loop                                    ok/s     p50 ms    p99 ms   non-2xx   503   Baton CPU µs/req   cluster CPU µs/req');
-  for (const { scenario, setup, figures } of rows) {
+  console.log('closed loop                                    ok/s     p50 ms    p99 ms   non-2xx   503   Baton CPU µs/req   cluster CPU µs/req   merged / created');
+  for (const { scenario, setup, figures, merge } of rows) {
+    const merged = merge === undefined || merge.created === 0 ? '—' : `${merge.merged} / ${merge.created}`;
     console.log(
-      `${`${scenario}, ${setup}`.padEnd(42)} ${fixed(figures.okPerSec, 0).padStart(9)} ${fixed(figures.p50Ms, 1).padStart(10)} ${fixed(figures.p99Ms, 1).padStart(9)} ${String(figures.non2xx).padStart(9)} ${String(figures.statusCodes['503'] ?? 0).padStart(5)} ${fixed(figures.cpu.serverUsPerReq, 0).padStart(12)} ${(figures.cpu.clusterUsPerReq === undefined ? '—' : fixed(figures.cpu.clusterUsPerReq, 0)).padStart(20)}`,
+      `${`${scenario}, ${setup}`.padEnd(42)} ${fixed(figures.okPerSec, 0).padStart(9)} ${fixed(figures.p50Ms, 1).padStart(10)} ${fixed(figures.p99Ms, 1).padStart(9)} ${String(figures.non2xx).padStart(9)} ${String(figures.statusCodes['503'] ?? 0).padStart(5)} ${fixed(figures.cpu.serverUsPerReq, 0).padStart(12)} ${(figures.cpu.clusterUsPerReq === undefined ? '—' : fixed(figures.cpu.clusterUsPerReq, 0)).padStart(20)} ${merged.padStart(18)}`,
     );
   }
   const floorRate = rows[0]!.figures.okPerSec;
