@@ -50,6 +50,8 @@ export interface RunOptions {
   readOnly?: boolean;
   /** Work no caller waits for (the indexer's merges): see the store's `TransactOptions.background`. */
   background?: boolean;
+  /** The body reads nothing it wrote: see the store's `TransactOptions.writesUnread`. */
+  writesUnread?: boolean;
 }
 
 /** Runs `body` in a transaction of the store under the runner's retry policy. */
@@ -82,7 +84,7 @@ async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, o
   for (;;) {
     ctx.metrics.storeTransactions.inc({ mode });
     try {
-      const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, background: options.background === true, maxRetries: 0 });
+      const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, background: options.background === true, writesUnread: options.writesUnread === true, maxRetries: 0 });
       if (contended > 0) ctx.metrics.storeContention.inc({ outcome: 'committed' });
       if (mode === 'write') ctx.dataDisk?.wrote();
       return result;

@@ -53,6 +53,12 @@ export interface FdbTransaction {
   get(key: Buffer): Promise<Buffer | undefined>;
   /** With no `end`, `start` is a prefix. */
   getRangeAll(start: Buffer, end?: Buffer, opts?: FdbRangeOptions): Promise<[Buffer, Buffer][]>;
+  /** A transaction option by its code (`fdbclient/vexillographer/fdb.options`); most must be set before the first read or write. */
+  setOption(code: number, value?: number | string | Buffer): void;
+  /** The same transaction, reading without read conflict ranges. */
+  snapshot(): Pick<FdbTransaction, 'getRangeAll'>;
+  /** A read conflict on `key` without reading it. */
+  addReadConflictKey(key: Buffer): void;
   set(key: Buffer, val: Buffer): void;
   clear(key: Buffer): void;
   clearRange(start: Buffer, end?: Buffer): void;

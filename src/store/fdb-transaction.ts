@@ -122,9 +122,14 @@ export class FdbTransactionView implements Transaction {
     this.wrote = true;
   }
 
+  addReadConflictKey(key: Bytes): void {
+    this.tn.addReadConflictKey(this.key(key));
+  }
+
   private async readRange(begin: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 0;
-    const rows = await this.tn.getRangeAll(begin, end, { limit, reverse: options.reverse === true });
+    const reader = options.snapshot === true ? this.tn.snapshot() : this.tn;
+    const rows = await reader.getRangeAll(begin, end, { limit, reverse: options.reverse === true });
     const found = rows.map(([key, value]) => ({ key: key.subarray(this.prefix.length), value }));
     this.limits.afterRange(found);
     return found;

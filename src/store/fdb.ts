@@ -36,6 +36,8 @@ export interface FdbStoreOptions {
 const API_VERSION = 720;
 const MAX_RETRY_DELAY_MS = 1_000;
 const PING_OPTIONS: FdbTransactionOptions = { timeout: 2_000, retry_limit: 3, max_retry_delay: 200 };
+/** `read_your_writes_disable` (`fdb.options`): not persistent, so set again on each attempt, before its first read or write. */
+const READ_YOUR_WRITES_DISABLE = 51;
 /**
  * How many times a transaction whose commit outcome stayed unknown after the
  * retry loop (1031 during the commit, or 1021 on the last retry) is run again
@@ -184,6 +186,7 @@ export class FdbStore implements Store {
     stamp.catch(() => undefined);
     let attemptStamp: Promise<Buffer> | undefined;
     const readOnly = options?.readOnly === true;
+    const writesUnread = options?.writesUnread === true && !readOnly;
     const timeoutMs = options?.timeoutMs ?? DEFAULT_TRANSACT_OPTIONS.timeoutMs;
     const deadline = Date.now() + timeoutMs;
     const tnOptions: FdbTransactionOptions = {
@@ -204,6 +207,7 @@ export class FdbStore implements Store {
       result = await this.db.doTn(async (tn) => {
         // The previous attempt, if any, failed at its commit and is being retried.
         report(false);
+        if (writesUnread) tn.setOption(READ_YOUR_WRITES_DISABLE);
         // The stamp must be requested before commit; only the last attempt's counts.
         attemptStamp = tn.getVersionstamp().promise;
         // An attempt that does not commit never gets its stamp: that rejection is expected.

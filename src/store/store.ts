@@ -23,6 +23,14 @@ export interface RangeOptions {
   limit?: number;
   /** Newest-last order is the default; `reverse` returns the highest keys first. */
   reverse?: boolean;
+  /**
+   * Read without a read conflict range (FoundationDB's snapshot read): a
+   * write to the range by another transaction meanwhile does not make this
+   * one run again; the rows the body must find unchanged it names with
+   * {@link Transaction.addReadConflictKey}. A store whose write transactions
+   * never overlap (LMDB) reads as ever.
+   */
+  snapshot?: boolean;
 }
 
 /**
@@ -109,6 +117,14 @@ export interface Transaction {
 
   /** What this attempt has read and written so far, counted by the store; reads use it to keep within a budget. */
   stats(): TransactionStats;
+
+  /**
+   * Makes `key` count as read without reading it: the commit fails with a
+   * conflict, and the body runs again, if another transaction wrote the key
+   * since this one's snapshot. Only a store whose write transactions overlap
+   * has it (FoundationDB); on the others no write can come between.
+   */
+  addReadConflictKey?(key: Bytes): void;
 }
 
 /**
@@ -189,6 +205,16 @@ export interface TransactOptions {
    * under way that others wait for (`lmdb-commit-window.ts`).
    */
   background?: boolean;
+  /**
+   * The body reads no key after writing it (every read of the indexer's
+   * merge over FoundationDB comes before its writes). FoundationDB then
+   * keeps no read-your-writes map of the transaction's writes
+   * (`read_your_writes_disable`): each of a merge's thousands of sets was a
+   * tree insert on the client's network thread, most of what the merge cost
+   * the client. A read of a key the body wrote would see the stored value.
+   * LMDB ignores it.
+   */
+  writesUnread?: boolean;
 }
 
 export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
@@ -196,6 +222,7 @@ export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
   maxRetries: 20,
   readOnly: false,
   background: false,
+  writesUnread: false,
 };
 
 /**

@@ -36,7 +36,7 @@ import type { Periodic } from '../maintenance/periodic.js';
 import { Repository, runKeys, tenantsWithPendingTerms, type PendingEntry } from '../repository/repository.js';
 import type { Sealing } from '../repository/codec.js';
 import { runTransaction } from '../transactions.js';
-import { applyMerges, fullBatch, givenRows, listBatch, splitRuns, withinApplyBytes, type Listed, type OpenRow } from './batch.js';
+import { applyMerges, fullBatch, givenRows, listBatch, mergeInPlace, namesConflicts, splitRuns, withinApplyBytes, type Listed, type OpenRow } from './batch.js';
 import { MERGE_BATCH, PENDING_LIMIT, taskGroups, withinBytes } from './limits.js';
 import { MERGE_THREAD, type MergeThread } from './merge-thread.js';
 import { mergeGiven, type TaskMerge } from './merge-rows.js';
@@ -61,6 +61,8 @@ const SWEEP_MS = 1_000;
 const TENANT_PAGE = 100;
 /** A merge's transaction: no caller waits for it, so no create's commit waits for it either (`store.ts`). */
 const BACKGROUND = { background: true } as const;
+/** A merge in one transaction over FoundationDB: it reads the batch, then only writes (`TransactOptions.writesUnread`). */
+const BACKGROUND_WRITES_UNREAD = { background: true, writesUnread: true } as const;
 
 export interface IndexerFigures {
   /** Checkpoints merged since start. */
@@ -344,6 +346,47 @@ export class Indexer {
   }
 
   /**
+   * One batch merged on the merge thread in one transaction of a store whose
+   * transactions overlap (FoundationDB): the entries are listed without a
+   * conflict range over the list (the entries creates add meanwhile do not
+   * make it run again) and the tasks' open runs read by key, the thread makes
+   * each task's writes, and the same transaction writes them, with the
+   * entries it takes named as read conflicts (`batch.ts`, `mergeInPlace`):
+   * nothing is read twice, and a row changed meanwhile makes the commit fail
+   * and the batch start over. A listing transaction and a batch's ~500 reads
+   * fewer than {@link mergeOnThread} makes otherwise. Every read comes
+   * before the writes, so the client keeps no read-your-writes map of the
+   * batch's thousands of sets (`TransactOptions.writesUnread`). A thread that
+   * fails hands the batch, and the ones after it, to the event loop.
+   */
+  private async mergeInOne(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<Batch | typeof LEFT> {
+    const outcome = await runTransaction(
+      this.ctx,
+      async (tx): Promise<Batch | typeof LEFT | NotInOne> => {
+        if (!namesConflicts(tx)) throw new Error('A merge in one transaction needs a store whose transactions name read conflicts.');
+        const listed = await listBatch(tx, tenant, sealing, drain, true);
+        if (listed === undefined) return LEFT;
+        if (listed.entries.length === 0) return { merged: await mergeBatch(new Repository(tx, tenant, sealing)), full: false };
+        let merges: TaskMerge[] | undefined;
+        try {
+          merges = await this.thread.merge(tenant, listed.entries, [...listed.open.values()], sealing !== undefined);
+        } catch (error) {
+          return { thread: error };
+        }
+        // A sealed tenant's batch with a word or entry written before encryption was on: blinded on the event loop, with the key.
+        if (merges === undefined) return 'keyNeeded';
+        const merged = mergeInPlace(tx, merges, listed.entries);
+        return { merged, full: listed.full || merged < listed.entries.length };
+      },
+      BACKGROUND_WRITES_UNREAD,
+    );
+    if (outcome === 'keyNeeded') return this.mergeHere(tenant, sealing, true);
+    if (outcome !== LEFT && 'thread' in outcome) return this.mergeHereAfter(outcome.thread, tenant, sealing);
+    if (outcome !== LEFT) this.onThread += outcome.merged;
+    return outcome;
+  }
+
+  /**
    * One batch merged on the merge thread: the entries and their tasks' open
    * runs are read (read-only), the thread makes each task's writes, and one
    * transaction applies the writes of every task whose rows are still as
@@ -352,6 +395,7 @@ export class Indexer {
    * the ones after it, to the event loop.
    */
   private async mergeOnThread(tenant: string, sealing: Sealing | undefined, drain: boolean): Promise<Batch | typeof LEFT> {
+    if (this.ctx.store.name === 'fdb') return this.mergeInOne(tenant, sealing, drain);
     const listed = await this.list(tenant, sealing, drain, false);
     if (listed === undefined) return LEFT;
     if (listed.entries.length === 0) return { merged: await runTransaction(this.ctx, (tx) => mergeBatch(new Repository(tx, tenant, sealing)), BACKGROUND), full: false };
@@ -368,6 +412,9 @@ export class Indexer {
     return { merged, full: listed.full || merged < listed.entries.length };
   }
 }
+
+/** What a batch merged in one transaction ({@link Indexer.mergeInOne}) hands back when it could not be made there. */
+type NotInOne = { thread: unknown } | 'keyNeeded';
 
 /**
  * One merge transaction over entries a read-only listing found (in key

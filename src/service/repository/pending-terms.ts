@@ -115,13 +115,19 @@ export class PendingTermRows {
     this.write(entry.key, entry.previous, words, index);
   }
 
-  /** Up to `limit` entries as stored, the older list's first, each list in key order (for the merge thread, which decodes them itself). */
-  async rows(limit: number): Promise<KeyValue[]> {
+  /**
+   * Up to `limit` entries as stored, the older list's first, each list in key
+   * order (for the merge thread, which decodes them itself). `snapshot`: read
+   * without a conflict range over the lists (`RangeOptions.snapshot`), so the
+   * entries creates add meanwhile do not make the reader's transaction run
+   * again; it names the rows it takes itself.
+   */
+  async rows(limit: number, snapshot = false): Promise<KeyValue[]> {
     const older = this.byTask.range();
-    const rows = await this.tx.getRange(older.begin, older.end, { limit });
+    const rows = await this.tx.getRange(older.begin, older.end, { limit, snapshot });
     if (rows.length >= limit) return rows;
     const { begin, end } = this.inOrder.range();
-    return [...rows, ...(await this.tx.getRange(begin, end, { limit: limit - rows.length }))];
+    return [...rows, ...(await this.tx.getRange(begin, end, { limit: limit - rows.length, snapshot }))];
   }
 
   /** The task and position an entry's key names, in either list. */
