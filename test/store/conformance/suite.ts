@@ -12,6 +12,7 @@ import { rangeSpec } from './ranges.js';
 import { readOnlySpec } from './read-only.js';
 import { readWriteSpec } from './read-write.js';
 import { serializabilitySpec } from './serializability.js';
+import { snapshotReadsSpec } from './snapshot-reads.js';
 import { stampSpec } from './stamps.js';
 import { watchSpec } from './watches.js';
 
@@ -23,6 +24,7 @@ const SPECS = [
   isolationSpec,
   readOnlySpec,
   rangeSpec,
+  snapshotReadsSpec,
   keyspaceSpec,
   stampSpec,
   onceSpec,
