@@ -18,6 +18,7 @@ export interface MergeCounts {
   merged: number;
 }
 
+const HOLDS_INDEXER = /^duty_held\{[^}]*duty="indexer"[^}]*\} 1$/;
 const CREATED = /^checkpoint_write_latency_ms_count\{[^}]*operation="create"[^}]*\} (\d+(?:\.\d+)?)$/;
 const MERGED = /^indexer_merged_total (\d+(?:\.\d+)?)$/;
 
@@ -34,6 +35,15 @@ export async function mergeCounts(servers: Server[]): Promise<MergeCounts> {
     }
   }
   return counts;
+}
+
+/** The one of `servers` that holds the indexer duty now (`duty_held{duty="indexer"}`), if any does. */
+export async function indexerHolder(servers: Server[]): Promise<Server | undefined> {
+  for (const server of servers) {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    if (text.split('\n').some((line) => HOLDS_INDEXER.test(line))) return server;
+  }
+  return undefined;
 }
 
 /** What `run` created and merged across `servers`, with its result. */
