@@ -22,12 +22,16 @@ const HOLDS_INDEXER = /^duty_held\{[^}]*duty="indexer"[^}]*\} 1$/;
 const CREATED = /^checkpoint_write_latency_ms_count\{[^}]*operation="create"[^}]*\} (\d+(?:\.\d+)?)$/;
 const MERGED = /^indexer_merged_total (\d+(?:\.\d+)?)$/;
 
+/** The lines of `server`'s `/metrics`. */
+async function metricLines(server: Server): Promise<string[]> {
+  return (await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text()).split('\n');
+}
+
 /** The creates and merges counted so far by `servers`, summed. */
 export async function mergeCounts(servers: Server[]): Promise<MergeCounts> {
   const counts: MergeCounts = { created: 0, merged: 0 };
   for (const server of servers) {
-    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-    for (const line of text.split('\n')) {
+    for (const line of await metricLines(server)) {
       const created = CREATED.exec(line);
       if (created !== null) counts.created += Number(created[1]);
       const merged = MERGED.exec(line);
@@ -39,10 +43,7 @@ export async function mergeCounts(servers: Server[]): Promise<MergeCounts> {
 
 /** The one of `servers` that holds the indexer duty now (`duty_held{duty="indexer"}`), if any does. */
 export async function indexerHolder(servers: Server[]): Promise<Server | undefined> {
-  for (const server of servers) {
-    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-    if (text.split('\n').some((line) => HOLDS_INDEXER.test(line))) return server;
-  }
+  for (const server of servers) if ((await metricLines(server)).some((line) => HOLDS_INDEXER.test(line))) return server;
   return undefined;
 }
 
