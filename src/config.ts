@@ -117,6 +117,14 @@ const protocolSettings = {
   indexer: setting('BATON_INDEXER', z.enum(['on', 'off']).default('on')),
   /** How long a create's words wait in the pending list before a merge starts (ms): longer gathers larger batches. */
   indexerDelayMs: setting('BATON_INDEXER_DELAY_MS', ms(0, 60_000).default(500)),
+  /**
+   * Entries a tenant's full-text pending list may hold before creates wait
+   * for the merge: over FoundationDB every instance's creates, over LMDB
+   * the process's own. At most the 2,000 a search reads beside the runs
+   * (`PENDING_LIMIT`); lower keeps searches faster, higher lets bursts of
+   * creates through without waiting.
+   */
+  indexerPendingBound: setting('BATON_INDEXER_PENDING_BOUND', z.coerce.number().int().min(1).max(2_000).default(1_000)),
   /** Recoveries allowed per task within the window; one more blocks the task. */
   recoveryMaxAttempts: setting('BATON_RECOVERY_MAX_ATTEMPTS', z.coerce.number().int().min(1).max(1_000).default(3)),
   recoveryWindowMs: setting('BATON_RECOVERY_WINDOW_MS', z.coerce.number().int().min(1_000).default(60 * 60 * 1000)),

@@ -165,6 +165,16 @@ export function createMetrics() {
         for (const [role, dir] of disks) this.set({ directory: role }, space(dir).sizeBytes);
       },
     }),
+    indexerPending: new Gauge({
+      name: 'indexer_pending_entries',
+      help: 'Over a shared store, the longest full-text pending list among the tenants this instance created checkpoints for in the last seconds, as it last read their counts (creates wait while one is past BATON_INDEXER_PENDING_BOUND); 0 over LMDB.',
+      registers,
+    }),
+    indexerAdmissionWaits: new Counter({
+      name: 'indexer_admission_waits_total',
+      help: 'Creates through this instance that waited for the indexer to bring their tenant\'s full-text pending list back within BATON_INDEXER_PENDING_BOUND.',
+      registers,
+    }),
     indexerBacklog: new Gauge({
       name: 'indexer_backlog',
       help: 'Checkpoints created through this instance whose words are not merged into the full-text index yet, as far as it knows; counted by the instance holding the indexer duty only (0 elsewhere).',

@@ -72,6 +72,12 @@ export interface VaultPort {
   openRecord(payload: Buffer): Buffer;
 }
 
+/** The fleet's bound on the full-text pending list (`indexer/pending-gate.ts`), over a shared store. */
+export interface PendingGatePort {
+  /** Undefined when a create of `tenant` may go on now; otherwise resolves when it may. */
+  admit(tenant: string): Promise<void> | undefined;
+}
+
 export interface IndexerPort {
   /** A create added an entry to the pending list. */
   poke(): void;
@@ -105,6 +111,10 @@ export interface ServiceContext {
   duties?: DutySettings;
   /** Merges the full-text pending list into the index (`indexer/indexer.ts`); absent where nothing merges it (a tool, a unit test). */
   indexer?: IndexerPort;
+  /** Over a shared store, holds a tenant's creates while its full-text pending list is past its bound (`indexer/pending-gate.ts`); absent over LMDB and in a tool. */
+  pendingGate?: PendingGatePort;
+  /** Entries a tenant's full-text pending list may hold before its creates wait for the merge (`BATON_INDEXER_PENDING_BOUND`); half of `PENDING_LIMIT` when absent. */
+  pendingBound?: number;
   /** Where writes go while the store is unavailable; absent when the queue is off. */
   queue?: QueuePort;
   /** Whether the data directory's disk refused the last commit for want of room; absent for a store without one here (FoundationDB). */

@@ -30,6 +30,7 @@ import { adoptKeyLayout, forgetKeyLayout } from './repository/repository.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
 import { Indexer } from './indexer/indexer.js';
+import { PendingGate } from './indexer/pending-gate.js';
 import { runsApartStore } from './indexer/runs-apart.js';
 import { adoptSettings, settingsOf } from './fleet/settings.js';
 import { announceInstance, instanceId, leaveFleet, startInstanceRefresh } from './fleet/instance.js';
@@ -99,6 +100,7 @@ export function serviceContext(config: Config, options: Omit<RuntimeOptions, 'fa
     maxCheckpointBytes: config.maxCheckpointBytes,
     transactionDeadlineMs: config.transactionDeadlineMs,
     clockSkewMs: config.clockSkewMs,
+    pendingBound: config.indexerPendingBound,
     ...(options.store.name === 'lmdb' ? { dataDisk: new FullDisk(config.dataDir, LMDB_LANDED_IN_A_ROW) } : {}),
     ...(config.taskLanes === 'on' || (config.taskLanes === 'auto' && options.store.name === 'fdb') ? { lanes: new TaskLanes() } : {}),
     settingsSeed: settingsOf(config),
@@ -123,6 +125,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   // On the context before it starts: creates poke it, and it merges once started.
   const indexer = config.indexer === 'on' ? new Indexer(ctx, config.indexerDelayMs) : undefined;
   if (indexer !== undefined) ctx.indexer = indexer;
+  // Over a store other processes write, every instance's creates wait on the fleet's count (merging or not).
+  const gate = store.watch !== undefined ? new PendingGate(ctx, config.indexerPendingBound) : undefined;
+  if (gate !== undefined) ctx.pendingGate = gate;
   await announce(ctx, instance);
 
   let stops: Array<() => Promise<void>> = [];
@@ -144,7 +149,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       const refresh = startInstanceRefresh(ctx, instance);
       indexer?.start();
       // Stopped in this order: the replayer finishes the write it is applying before the queue closes.
-      stops = [() => replayer?.stop() ?? Promise.resolve(), () => indexer?.stop() ?? Promise.resolve(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
+      stops = [() => replayer?.stop() ?? Promise.resolve(), () => indexer?.stop() ?? Promise.resolve(), async () => gate?.stop(), () => leases.stop(), () => operations.stop(), () => maintenance.stop(), () => refresh.stop()];
     },
     kickReplay: () => replayer?.kick() ?? Promise.resolve(),
     async drainQueue(withinMs) {

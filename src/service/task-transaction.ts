@@ -135,7 +135,11 @@ export async function runInTask<T>(
     });
   };
   try {
-    if (command.kind === 'checkpoint.create') await ctx.indexer?.admit();
+    if (command.kind === 'checkpoint.create') {
+      await ctx.indexer?.admit();
+      const held = ctx.pendingGate?.admit(actor.tenant);
+      if (held !== undefined) await held;
+    }
     const outcome = await (ctx.lanes ? ctx.lanes.run(`${actor.tenant}\u0000${taskId}`, transaction) : transaction());
     ctx.notifier.notify(actor.tenant);
     if (committed?.terms.pending.added === true) ctx.indexer?.poke();

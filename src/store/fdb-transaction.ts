@@ -16,6 +16,8 @@ export class FdbTransactionView implements Transaction {
   private readonly stamp: Promise<Bytes>;
   private readonly readOnly: boolean;
   readonly limits = new AttemptLimits();
+  /** Other processes write this store too (`Transaction.shared`). */
+  readonly shared = true;
   /** Whether the attempt wrote anything: only then does its commit have a stamp and an outcome to learn. */
   wrote = false;
   private open = true;

@@ -445,6 +445,8 @@ export const SYSTEM_SPACES = {
   signingKeys: 'sig',
   /** `(tenant)` → empty; a tenant whose full-text pending list may hold checkpoints, for the indexer. */
   termsDue: 'tdq',
+  /** `(tenant)` → a little-endian count of the tenant's full-text pending entries, kept where other processes write the store: every instance's creates wait on it. */
+  termsPending: 'tpn',
   /** `()` → the settings that remove data (default keepLast, expiry, retention; event and operation retention), shared by every instance. */
   settings: 'set',
   /** `(duty)` → the lease of a maintenance duty (lease sweep, operation sweep, maintenance, indexer): its holder and until when, so one instance does it at a time. */

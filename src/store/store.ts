@@ -125,6 +125,14 @@ export interface Transaction {
    * has it (FoundationDB); on the others no write can come between.
    */
   addReadConflictKey?(key: Bytes): void;
+
+  /**
+   * True where other processes write the same store (FoundationDB): what one
+   * process knows from its own writes (how long a list it appends to has
+   * grown) the others learn only from the store. Absent on a store one
+   * process holds (LMDB).
+   */
+  readonly shared?: boolean;
 }
 
 /**

@@ -45,6 +45,9 @@ export async function listBatch(tx: Transaction, tenant: string, sealing: Sealin
   if (!drain && !fullBatch(rows.length, entries.length)) return undefined;
   const tasks = [...new Set(entries.map((row) => terms.pending.positionOf(row.key)[0]))];
   const open = new Map(await Promise.all(tasks.map(async (taskId) => [taskId, await terms.openRunsRow(taskId)] as const)));
+  // The whole list, read at one version, in a transaction that writes: the tenant's count of entries is made to match
+  // it (its last read; an empty list's count is cleared by the merge that finds it so, `mergeBatch`).
+  if (snapshot && rows.length > 0 && rows.length < MERGE_BATCH) await terms.pending.recount(rows.length);
   return { full: fullBatch(rows.length, entries.length), entries, open };
 }
 

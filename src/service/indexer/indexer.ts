@@ -22,11 +22,12 @@
  * started with `BATON_INDEXER=off` never merges.
  *
  * The list is bounded: a search reads it whole beside the runs, so once
- * this instance's unmerged creates pass half of {@link PENDING_LIMIT},
- * creates wait for the merge in progress ({@link Indexer.admit}) rather
- * than let searches degrade. Only the duty's holder counts them: another
- * instance cannot tell when the holder merges its creates (its backlog
- * reads 0), and its creates do not wait.
+ * this instance's unmerged creates pass `BATON_INDEXER_PENDING_BOUND`
+ * (half of {@link PENDING_LIMIT} by default), creates wait for the merge in
+ * progress ({@link Indexer.admit}) rather than let searches degrade. Only
+ * the duty's holder counts them here; over a shared store every instance's
+ * creates also wait on the tenant's count the store keeps
+ * (`pending-gate.ts`), which is how the others' creates are bounded.
  *
  * @module
  */
@@ -150,9 +151,9 @@ export class Indexer {
     this.poked.unref();
   }
 
-  /** Resolves when a create may go on: at once, unless this instance's unmerged creates are past half the list's bound. */
+  /** Resolves when a create may go on: at once, unless this instance's unmerged creates are past the bound (`BATON_INDEXER_PENDING_BOUND`). */
   async admit(): Promise<void> {
-    while (this.timer !== undefined && this.holding() && this.unmerged > PENDING_LIMIT / 2) {
+    while (this.timer !== undefined && this.holding() && this.unmerged > (this.ctx.pendingBound ?? PENDING_LIMIT / 2)) {
       const before = this.merged;
       this.drain = true;
       await this.timer.kick();
@@ -291,7 +292,15 @@ export class Indexer {
       await writeApart(this.ctx, apart.store, split.runs);
       here = split.rest;
     }
-    return runTransaction(this.ctx, (tx) => applyMerges(tx, here, entries, open), BACKGROUND);
+    return runTransaction(
+      this.ctx,
+      async (tx) => {
+        const merged = await applyMerges(tx, here, entries, open);
+        new Repository(tx, tenant).terms.pending.taken(merged);
+        return merged;
+      },
+      BACKGROUND,
+    );
   }
 
   /** The batch the merge thread failed (`error`), and every later one, merged on the event loop. */
@@ -379,6 +388,7 @@ export class Indexer {
         // A sealed tenant's batch with a word or entry written before encryption was on: blinded on the event loop, with the key.
         if (merges === undefined) return 'keyNeeded';
         const merged = mergeInPlace(tx, merges, listed.entries);
+        new Repository(tx, tenant, sealing).terms.pending.taken(merged);
         return { merged, full: listed.full || merged < listed.entries.length };
       },
       BACKGROUND_WRITES_UNREAD,

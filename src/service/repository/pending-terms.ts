@@ -29,7 +29,7 @@
  * @module
  */
 import { systemKeyspace, type Subspace, type ValueCodec } from '../../store/keyspace.js';
-import type { KeyValue, Transaction } from '../../store/store.js';
+import { decodeCounter, type KeyValue, type Transaction } from '../../store/store.js';
 import { decodeWith } from './codec.js';
 import { INDEX_NAMES, type DeferredEntry, type IndexName, type IndexPosition } from './indexes.js';
 
@@ -87,6 +87,38 @@ export class PendingTermRows {
     this.added = true;
     // Every create of the tenant sets it, and only the indexer clears it: on LMDB a create that finds it set writes nothing (a page and its branches fewer in a lone create's commit).
     this.tx.setUnlessHeld(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
+    this.count(1);
+  }
+
+  /**
+   * Moves the tenant's count of entries ({@link pendingCounts}) by `delta`,
+   * where other processes write the store: an atomic add, read by no
+   * create, so creates never conflict on it. A store one process holds
+   * keeps no count (its indexer counts its own creates).
+   */
+  private count(delta: number): void {
+    if (this.tx.shared === true && delta !== 0) this.tx.add(systemKeyspace().termsPending.pack(this.tenant), delta);
+  }
+
+  /** `n` listed entries cleared by a merge that wrote its own clears (`indexer/batch.ts`, `mergeInPlace`). */
+  taken(n: number): void {
+    this.count(-n);
+  }
+
+  /**
+   * Makes the tenant's count what a listing of the whole list found:
+   * `listed`, the rows of both lists read in this transaction (fewer than
+   * its limit, so all of them). The count is read as a snapshot at the
+   * same version and moved by the difference, so the creates that commit
+   * meanwhile keep their adds. A count that drifted (an entry removed with
+   * its checkpoint, a purge, entries written before the count was kept)
+   * is right again from here.
+   */
+  async recount(listed: number): Promise<void> {
+    if (this.tx.shared !== true) return;
+    const key = systemKeyspace().termsPending.pack(this.tenant);
+    const [row] = await this.tx.getRange(key, Buffer.concat([key, EMPTY_BYTE]), { limit: 1, snapshot: true });
+    this.count(listed - Number(decodeCounter(row?.value)));
   }
 
   /** The entry of one checkpoint, if it is still waiting. */
@@ -148,6 +180,7 @@ export class PendingTermRows {
   /** Removes a merged entry. */
   remove(entry: PendingEntry): void {
     this.tx.clear(entry.key);
+    this.count(-1);
   }
 
   /** Removes the entry of one checkpoint, if any (the checkpoint is gone), from whichever list holds it. */
@@ -176,6 +209,8 @@ export class PendingTermRows {
   /** The tenant's mark cleared: the indexer found its list empty in this transaction. */
   settled(): void {
     this.tx.clear(systemKeyspace().termsDue.pack(this.tenant));
+    // The list read empty, with a conflict range over it: a create that adds meanwhile makes this run again.
+    if (this.tx.shared === true) this.tx.clear(systemKeyspace().termsPending.pack(this.tenant));
   }
 
   private write(key: Buffer, previous: IndexPosition | undefined, words: Iterable<string>, index: readonly DeferredEntry[]): void {
@@ -245,6 +280,27 @@ function entryOfLine(line: string): DeferredEntry {
 
 /** Appended to a key: the first key after it. */
 const EMPTY_BYTE = Buffer.from([0x00]);
+
+/**
+ * Each tenant's count of full-text pending entries, where other processes
+ * write the store (0 where none was kept): every create adds one in its
+ * transaction and every merge takes away what it cleared in its own, so
+ * at any version the count is the list's length (but for a checkpoint
+ * removed before its merge, and entries an older build wrote: each
+ * listing of the whole list puts it right, {@link PendingTermRows.recount}).
+ * Read as a snapshot: the creates that add to it meanwhile do not make
+ * the reader's transaction run again.
+ */
+export async function pendingCounts(tx: Transaction, tenants: readonly string[]): Promise<number[]> {
+  const space = systemKeyspace().termsPending;
+  return Promise.all(
+    tenants.map(async (tenant) => {
+      const key = space.pack(tenant);
+      const [row] = await tx.getRange(key, Buffer.concat([key, EMPTY_BYTE]), { limit: 1, snapshot: true });
+      return Number(decodeCounter(row?.value));
+    }),
+  );
+}
 
 /** Up to `limit` tenants whose pending list may hold entries, after `after`, in name order. */
 export async function tenantsWithPendingTerms(tx: Transaction, after: string | undefined, limit: number): Promise<string[]> {
