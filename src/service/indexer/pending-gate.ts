@@ -46,6 +46,8 @@ export class PendingGate {
    * count falls again.
    */
   private readonly pastSince = new Map<string, number>();
+  /** Tenants whose creates go on past the bound for want of a merge (warned once, until the count falls). */
+  private readonly stalled = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private waiters: Array<() => void> = [];
   private stopped = false;
@@ -81,8 +83,14 @@ export class PendingGate {
   }
 
   private closed(tenant: string): boolean {
-    if (this.stopped || !this.held || (this.counts.get(tenant) ?? 0) <= this.bound) return false;
-    return Date.now() - (this.pastSince.get(tenant) ?? Date.now()) < this.stallMs;
+    const count = this.counts.get(tenant) ?? 0;
+    if (this.stopped || !this.held || count <= this.bound) return false;
+    if (Date.now() - (this.pastSince.get(tenant) ?? Date.now()) < this.stallMs) return true;
+    if (!this.stalled.has(tenant)) {
+      this.stalled.add(tenant);
+      this.ctx.log.warn({ tenant, pending: count, bound: this.bound, stallMs: this.stallMs }, 'creates go on past the full-text pending list\'s bound: the indexer duty\'s holder merged none of it while they waited');
+    }
+    return false;
   }
 
   private async wait(tenant: string): Promise<void> {
@@ -104,6 +112,7 @@ export class PendingGate {
       this.active.delete(tenant);
       this.counts.delete(tenant);
       this.pastSince.delete(tenant);
+      this.stalled.delete(tenant);
     }
     const tenants = [...this.active.keys()];
     try {
@@ -116,6 +125,7 @@ export class PendingGate {
         this.counts.set(tenant, count);
         largest = Math.max(largest, count);
         // Past the bound: since now if it just got there or the merge took some away, else since it got there.
+        if (count <= this.bound || (before !== undefined && count < before)) this.stalled.delete(tenant);
         if (count <= this.bound) this.pastSince.delete(tenant);
         else if (before === undefined || count < before || !this.pastSince.has(tenant)) this.pastSince.set(tenant, Date.now());
       });
