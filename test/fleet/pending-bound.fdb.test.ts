@@ -123,6 +123,8 @@ describe.skipIf(!reachable)(reachable ? 'the full-text pending list\'s bound ove
     expect(length).toBeGreaterThanOrEqual(200);
     // The gate's stall time (2 s) and a read of the counts, not a wait for a merge that never came.
     expect(Math.max(...times)).toBeLessThan(5_000);
+    // The operator is told, once, why creates went past the bound.
+    expect(fleet.at(1).output()).toContain('merged none of it while they waited');
     const deadline = Date.now() + 30_000;
     while ((await countAndLength())[1] > 0 && Date.now() < deadline) await sleep(250);
     expect(await countAndLength()).toEqual([0, 0]);
