@@ -57,8 +57,9 @@ function counting(store: Store, current: () => Tally): Store {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
         if (typeof value !== 'function') return value;
-        // Every mutation that writes a key: plain sets, stamped keys (events) and atomic adds (the event clock).
-        if (name === 'set' || name === 'setBlind' || name === 'setStamped' || name === 'add')
+        // Every mutation that writes a key: plain sets, stamped keys (events) and atomic adds (the event clock), and a
+        // set unless held where it is a blind set (FoundationDB; LMDB writes it only when the key is absent, seldom).
+        if (name === 'set' || name === 'setBlind' || name === 'setStamped' || name === 'add' || (name === 'setUnlessHeld' && target.shared === true))
           return (...args: unknown[]) => {
             count.set += 1;
             return (value as (...a: unknown[]) => void).apply(target, args);

@@ -1,6 +1,6 @@
 /**
  * The mark that tells the indexer a tenant has entries waiting (the system
- * space `termsDue`): every create sets it unless it is set already, the
+ * space `termsDue`; over FoundationDB the tenant's count, `termsPending`): every create sets it unless it is set already, the
  * indexer clears it once it finds the tenant's list empty, and the next
  * create sets it again, so its entry is merged. A create that left it unset
  * would wait unmerged until another create of its tenant came.
@@ -10,8 +10,7 @@ import { buildCheckpoint } from '../../src/domain/changes.js';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
 import { newId } from '../../src/domain/ids.js';
 import { Indexer } from '../../src/service/indexer/indexer.js';
-import { Repository, toStored, type IndexPosition } from '../../src/service/repository/repository.js';
-import { systemKeyspace } from '../../src/store/keyspace.js';
+import { Repository, tenantsWithPendingTerms, toStored, type IndexPosition } from '../../src/service/repository/repository.js';
 import { serviceHarness, type ServiceHarness } from '../service/service-context.js';
 
 let harness: ServiceHarness;
@@ -22,8 +21,8 @@ afterAll(async () => harness?.close());
 
 const TENANT = 'due-mark';
 
-const marked = async (): Promise<boolean> =>
-  (await harness.store.transact((tx) => tx.get(systemKeyspace().termsDue.pack(TENANT)), { readOnly: true })) !== undefined;
+/** Whether the indexer's sweep finds the tenant (`termsDue`; over FoundationDB, its count's key, `termsPending`). */
+const marked = async (): Promise<boolean> => (await harness.store.transact((tx) => tenantsWithPendingTerms(tx, undefined, 100), { readOnly: true })).includes(TENANT);
 const waiting = async (): Promise<number> =>
   harness.store.transact(async (tx) => (await new Repository(tx, TENANT).terms.pending.list(100)).entries.length, { readOnly: true });
 

@@ -18,7 +18,7 @@ import { newId } from '../../src/domain/ids.js';
 import { listBatch } from '../../src/service/indexer/batch.js';
 import { Indexer } from '../../src/service/indexer/indexer.js';
 import { PendingGate } from '../../src/service/indexer/pending-gate.js';
-import { clearDutyLease, pendingCounts, putDutyLease, Repository, toStored, type IndexPosition } from '../../src/service/repository/repository.js';
+import { clearDutyLease, pendingCounts, putDutyLease, Repository, tenantsWithPendingTerms, toStored, type IndexPosition } from '../../src/service/repository/repository.js';
 import { systemKeyspace } from '../../src/store/keyspace.js';
 import { serviceHarness, type ServiceHarness } from '../service/service-context.js';
 
@@ -184,4 +184,24 @@ it('lets creates go when the merge makes no progress for the stall time, or the 
     gate.stop();
     await harness.store.transact(async (tx) => clearDutyLease(tx, 'indexer'));
   }
+});
+
+it('marks its tenant due over FoundationDB, and the indexer still finds a tenant marked the older way, page by page', { timeout: 30_000 }, async (context) => {
+  if (!shared) context.skip(LMDB);
+  await create('due-by-count', 1, 1);
+  // No separate mark: the count's key is it.
+  expect(await harness.store.transact((tx) => tx.get(systemKeyspace().termsDue.pack('due-by-count')), { readOnly: true })).toBeUndefined();
+  await harness.store.transact(async (tx) => tx.set(systemKeyspace().termsDue.pack('due-by-mark'), Buffer.alloc(0)));
+  const all = await harness.store.transact((tx) => tenantsWithPendingTerms(tx, undefined, 1_000), { readOnly: true });
+  expect(all).toEqual(expect.arrayContaining(['due-by-count', 'due-by-mark']));
+  expect(new Set(all).size).toBe(all.length);
+  // One tenant a page: the same tenants, in the same order.
+  const paged: string[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await harness.store.transact((tx) => tenantsWithPendingTerms(tx, after, 1), { readOnly: true });
+    if (page.length === 0) break;
+    paged.push(...page);
+    after = page.at(-1);
+  }
+  expect(paged).toEqual(all);
 });

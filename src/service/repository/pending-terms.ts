@@ -25,6 +25,10 @@
  * entries, so the indexer finds them without walking every tenant; the
  * indexer clears the mark in the transaction that finds the list empty, so a
  * create that adds an entry meanwhile conflicts with it and the mark stays.
+ * Where other processes write the store (FoundationDB), the tenant's count
+ * of entries (`termsPending`, {@link pendingCounts}) is kept instead, and
+ * its key is the mark: a create adds to it, and the same transaction clears
+ * it.
  *
  * @module
  */
@@ -85,9 +89,11 @@ export class PendingTermRows {
 
   private listed(): void {
     this.added = true;
+    // Where other processes write the store, the tenant's count marks it due (its key is there until the indexer
+    // finds the list empty): one key a create, not two.
+    if (this.tx.shared === true) return this.count(1);
     // Every create of the tenant sets it, and only the indexer clears it: on LMDB a create that finds it set writes nothing (a page and its branches fewer in a lone create's commit).
     this.tx.setUnlessHeld(systemKeyspace().termsDue.pack(this.tenant), EMPTY);
-    this.count(1);
   }
 
   /**
@@ -302,10 +308,22 @@ export async function pendingCounts(tx: Transaction, tenants: readonly string[])
   );
 }
 
-/** Up to `limit` tenants whose pending list may hold entries, after `after`, in name order. */
+/**
+ * Up to `limit` tenants whose pending list may hold entries, after `after`,
+ * in name order: those marked due, and where other processes write the
+ * store those with a count (which marks them there; a mark an older build
+ * wrote is still found).
+ */
 export async function tenantsWithPendingTerms(tx: Transaction, after: string | undefined, limit: number): Promise<string[]> {
-  const space = systemKeyspace().termsDue;
-  const begin = after === undefined ? space.range().begin : space.range(after).end;
-  const rows = await tx.getRange(begin, space.range().end, { limit });
-  return rows.map((row) => space.unpack(row.key)[0] as string);
+  const { termsDue, termsPending } = systemKeyspace();
+  const spaces = tx.shared === true ? [termsDue, termsPending] : [termsDue];
+  const found = await Promise.all(
+    spaces.map(async (space) => {
+      const begin = after === undefined ? space.range().begin : space.range(after).end;
+      const rows = await tx.getRange(begin, space.range().end, { limit });
+      return rows.map((row) => space.unpack(row.key)[0] as string);
+    }),
+  );
+  if (found.length === 1) return found[0]!;
+  return [...new Set(found.flat())].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))).slice(0, limit);
 }
