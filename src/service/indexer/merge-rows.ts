@@ -13,6 +13,7 @@
 import { codecsFor, type Sealing } from '../repository/codec.js';
 import { keyspaceOf } from '../repository/keyspace.js';
 import { TermRows } from '../repository/terms.js';
+import type { PendingEntry } from '../repository/pending-terms.js';
 import type { Bytes, KeyValue, RangeOptions, Transaction, TransactionStats } from '../../store/store.js';
 import { taskGroups } from './limits.js';
 
@@ -63,7 +64,8 @@ class RecordingTransaction implements Transaction {
   }
 
   async getRange(begin: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
-    const rows = this.entries.filter((row) => Buffer.compare(row.key, begin) >= 0 && Buffer.compare(row.key, end) < 0);
+    const rows: KeyValue[] = [];
+    for (const row of this.entries) if (Buffer.compare(row.key, begin) >= 0 && Buffer.compare(row.key, end) < 0) rows.push(row);
     return options?.limit === undefined ? rows : rows.slice(0, options.limit);
   }
 
@@ -158,9 +160,14 @@ export async function mergeGiven(tenant: string, rows: Iterable<GivenRow>, seali
   // touches the word runs, the pending list and the deferred index entries, which no layout moves.
   const terms = new TermRows(tx, keyspaceOf(tenant), codecsFor(sealing), sealing, tenant);
   const { entries } = await terms.pending.list(Number.MAX_SAFE_INTEGER);
-  for (const group of taskGroups(entries, (entry) => entry.bytes.length)) {
+  for (const group of taskGroups(entries, entryBytes)) {
     tx.task(group[0]!.taskId);
     await terms.merge(group[0]!.taskId, group);
   }
   return tx.merges;
+}
+
+/** An entry's bytes (a module function: see `batch.ts`, `rowBytes`). */
+function entryBytes(entry: PendingEntry): number {
+  return entry.bytes.length;
 }

@@ -23,7 +23,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { readLent, writeLent } from '../../store/open.js';
-import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease } from '../../store/store.js';
+import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type Transaction } from '../../store/store.js';
 import { runKeys } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
@@ -127,14 +127,17 @@ async function lent(request: LentRequest): Promise<MergeReply> {
     throw new Error('The batch to commit was not prepared on this thread.');
   }
   if (request.kind === 'runs') {
-    const { committed } = await writeLent(request.lease, async (tx) => {
-      for (const { key, value } of batch.runs) tx.set(key, value);
-    });
+    const runs = batch.runs;
+    const { committed } = await writeLent(request.lease, async (tx) => setAll(tx, runs));
     return { id: request.id, done: batch.runs.length, committed };
   }
   prepared.delete(request.batch);
   const { value, committed } = await writeLent(request.lease, (tx) => applyMerges(tx, batch.merges, batch.entries, batch.open));
   return { id: request.id, done: value, committed };
+}
+
+function setAll(tx: Transaction, rows: readonly KeyValue[]): void {
+  for (const { key, value } of rows) tx.set(key, value);
 }
 
 /** The merge of one batch: each task's writes after a TASK row naming it. */

@@ -180,7 +180,10 @@ export class PendingTermRows {
 
   /** Up to `limit` entries: the older list's, then the list's, each in key order (a task's in its order either way). */
   async list(limit: number): Promise<{ entries: PendingEntry[] }> {
-    return { entries: (await this.rows(limit)).map((row) => this.entryOf(row)) };
+    const entries: PendingEntry[] = [];
+    // A loop, not a callback made at each call (`indexer/batch.ts`, `rowBytes`).
+    for (const row of await this.rows(limit)) entries.push(this.entryOf(row));
+    return { entries };
   }
 
   /** Removes a merged entry. */

@@ -52,8 +52,35 @@ export interface RunsApart {
   getRange(begin: Buffer, end: Buffer, limit: number): Promise<KeyValue[]>;
 }
 
+/** A word of the open runs that the next ones lack: its run ends (a module function: see `open-runs.ts`'s callbacks). */
+function pushEnding(this: { next: ReadonlyMap<string, unknown>; ending: string[] }, _: unknown, word: string): void {
+  if (!this.next.has(word)) this.ending.push(word);
+}
+
 /** Where a tenant's word runs are keyed (`tr`), for the runs kept apart (`indexer/runs-apart.ts`). */
-export function runKeys(tenant: string): { begin: Buffer; end: Buffer; has(key: Buffer): boolean; plain(key: Buffer): boolean } {
+export function runKeys(tenant: string): RunKeys {
+  // Made once a tenant: each merge batch asks, and its closures made afresh each time were optimized afresh each time.
+  let keys = RUN_KEYS.get(tenant);
+  if (keys === undefined) {
+    if (RUN_KEYS.size >= RUN_KEYS_KEPT) RUN_KEYS.clear();
+    keys = runKeysOf(tenant);
+    RUN_KEYS.set(tenant, keys);
+  }
+  return keys;
+}
+
+interface RunKeys {
+  readonly begin: Buffer;
+  readonly end: Buffer;
+  has(key: Buffer): boolean;
+  plain(key: Buffer): boolean;
+}
+
+/** Tenants whose run keys are kept made. */
+const RUN_KEYS_KEPT = 1_024;
+const RUN_KEYS = new Map<string, RunKeys>();
+
+function runKeysOf(tenant: string): RunKeys {
   const { terms } = keyspaceOf(tenant);
   const { begin, end } = terms.range();
   const { prefix } = terms;
@@ -210,9 +237,7 @@ export class TermRows {
         let ends: Buffer | undefined;
         // Found without iterating the map's entries, which made two objects an open word (~15 KB a merged checkpoint).
         const ending: string[] = [];
-        open.forEach((_, word) => {
-          if (!next.has(word)) ending.push(word);
-        });
+        open.forEach(pushEnding, { next, ending });
         for (const word of ending) {
           const start = open.get(word)!;
           const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
