@@ -122,9 +122,8 @@ export class PendingTermRows {
    */
   async recount(listed: number): Promise<void> {
     if (this.tx.shared !== true) return;
-    const key = systemKeyspace().termsPending.pack(this.tenant);
-    const [row] = await this.tx.getRange(key, Buffer.concat([key, EMPTY_BYTE]), { limit: 1, snapshot: true });
-    this.count(listed - Number(decodeCounter(row?.value)));
+    const [count] = await pendingCounts(this.tx, [this.tenant]);
+    this.count(listed - count!);
   }
 
   /** The entry of one checkpoint, if it is still waiting. */
