@@ -14,8 +14,8 @@
  *
  * A wait never outlasts the merge: when no instance holds the duty (a fleet
  * all `BATON_INDEXER=off`, a holder whose lease ran out), when the counts
- * cannot be read, or when no count the gate reads has fallen for
- * {@link STALL_MS} (a holder that stopped merging), creates go on, and the
+ * cannot be read, or when the tenant's count has not fallen for
+ * {@link STALL_MS} while past the bound (a holder that stopped merging), its creates go on, and the
  * list grows as it did before the bound; searches stay complete and scan an
  * index past `PENDING_LIMIT` entries. Over LMDB one process holds the store
  * and its indexer bounds its own creates (`Indexer.admit`): there is no gate.
@@ -30,7 +30,7 @@ import { runTransaction } from '../transactions.js';
 export const POLL_MS = 100;
 /** How long a tenant's count is read after its last create here (ms). */
 const ACTIVE_MS = 5_000;
-/** How long creates wait without any count falling before they go on (ms): the merge has stopped, and waiting would not shorten the list. */
+/** How long a tenant's creates wait without its count falling before they go on (ms): the merge has stopped, and waiting would not shorten the list. */
 export const STALL_MS = 2_000;
 
 export class PendingGate {
@@ -117,7 +117,8 @@ export class PendingGate {
     const tenants = [...this.active.keys()];
     try {
       const [counts, lease] = await runTransaction(this.ctx, (tx) => Promise.all([pendingCounts(tx, tenants), getDutyLease(tx, 'indexer')]), { readOnly: true });
-      this.held = lease !== undefined && Date.now() <= lease.until + this.ctx.clockSkewMs;
+      // By the service's clock, as the duty's holder renews it (`fleet/duties.ts`).
+      this.held = lease !== undefined && this.ctx.now().getTime() <= lease.until + this.ctx.clockSkewMs;
       let largest = 0;
       tenants.forEach((tenant, i) => {
         const count = counts[i]!;
