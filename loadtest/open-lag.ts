@@ -33,7 +33,7 @@ import { TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
 import { taskId, useBodies } from './lib/http-payloads.js';
 import { openLoopMeasured } from './lib/open-loop.js';
-import { summarize, type Profile } from './lib/profile-summary.js';
+import { busyStretches, summarize, type Profile } from './lib/profile-summary.js';
 import { BATON_MAIN, killServers, startServer, stopServers } from './lib/servers.js';
 
 const FILL = envNumber('BENCH_LAG_FILL', 2_000, false);
@@ -115,7 +115,9 @@ function profileWindow(dir: string): void {
   let t = profile.startTime;
   const times = profile.timeDeltas.map((delta) => (t += delta));
   const kept = times.flatMap((at, i) => (at >= from ? [i] : []));
-  console.log(summarize({ nodes: profile.nodes, samples: kept.map((i) => profile.samples[i]!), timeDeltas: kept.map((i) => profile.timeDeltas[i]!) }, 30));
+  const window = { nodes: profile.nodes, samples: kept.map((i) => profile.samples[i]!), timeDeltas: kept.map((i) => profile.timeDeltas[i]!) };
+  console.log(summarize(window, 30));
+  console.log(busyStretches(window));
   console.log(`profile: ${join(dir, file)}`);
 }
 

@@ -34,6 +34,41 @@ export function summarize(profile: Profile, top = 40): string {
   return lines.join('\n');
 }
 
+/**
+ * The longest stretches of samples in a row that are not `(idle)` or
+ * `(program)`: how long the thread stayed busy without a turn free for the
+ * next request, with the functions (self time) that filled each.
+ */
+export function busyStretches(profile: Profile, top = 8, functions = 5): string {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const nameOf = (id: number): string => {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    return `${functionName || '(anonymous)'} ${url.replace(/^file:\/\/.*?\/(node_modules|src|dist[^/]*)\//, '$1/')}:${lineNumber + 1}`;
+  };
+  const idle = (id: number): boolean => ['(idle)', '(program)'].includes(byId.get(id)!.callFrame.functionName);
+  const stretches: Array<{ us: number; self: Map<string, number> }> = [];
+  let current: { us: number; self: Map<string, number> } | undefined;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const id = profile.samples[i]!;
+    if (idle(id)) {
+      if (current !== undefined) stretches.push(current);
+      current = undefined;
+      continue;
+    }
+    current ??= { us: 0, self: new Map() };
+    const delta = profile.timeDeltas[i] ?? 0;
+    current.us += delta;
+    const name = nameOf(id);
+    current.self.set(name, (current.self.get(name) ?? 0) + delta);
+  }
+  if (current !== undefined) stretches.push(current);
+  const lines = ['longest busy stretches'];
+  for (const { us, self } of stretches.sort((a, b) => b.us - a.us).slice(0, top)) {
+    const parts = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, functions);
+    lines.push(`  ${(us / 1000).toFixed(1).padStart(6)} ms: ${parts.map(([name, t]) => `${name} ${(t / 1000).toFixed(1)}`).join('; ')}`);
+  }
+  return lines.join('\n');
+}
 
 if (process.argv[1]?.endsWith('profile-summary.ts') && process.argv[2]) {
   console.log(summarize(JSON.parse(readFileSync(process.argv[2], 'utf8')) as Profile, Number(process.argv[3] ?? 40)));
