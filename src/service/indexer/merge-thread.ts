@@ -114,4 +114,3 @@ export class MergeThread {
  * process alive.
  */
 export const MERGE_THREAD = new MergeThread();
-

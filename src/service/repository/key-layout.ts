@@ -11,9 +11,9 @@
  */
 import * as tuple from 'fdb-tuple';
 import { decodeValue, encodeValue, keyLayout, SPACES, systemKeyspace, unknownLayout, useKeyLayout, type KeyLayout } from '../../store/keyspace.js';
+import { prefixEnd, type Transaction, type TransactionBody } from '../../store/store.js';
 
 export type { KeyLayout };
-import { prefixEnd, type Transaction, type TransactionBody } from '../../store/store.js';
 
 /** Every tenant's data: `("baton", tenant, …)` (`("baton-system", …)` sorts apart). */
 const TENANTS_PREFIX = tuple.pack(['baton']);
