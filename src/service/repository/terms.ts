@@ -30,7 +30,7 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
-import { keyLayout, packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
+import { packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
 import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
@@ -232,11 +232,21 @@ export class TermRows {
       }
       // Every open run this checkpoint lacks ends at the one before it; the runs that end together mostly started together.
       if (next.size - (started?.length ?? 0) < open.size) {
+        const last = this.lastValue(entry.previous!);
+        let endsOf: IndexPosition | undefined;
+        let ends: Buffer | undefined;
         // Found without iterating the map's entries, which made two objects an open word (~15 KB a merged checkpoint).
         const ending: string[] = [];
         open.forEach(pushEnding, { next, ending });
-        if (endsGrouped()) await this.endTogether(taskId, open, ending, entry.previous!);
-        else await this.endEach(taskId, open, ending, this.lastValue(entry.previous!));
+        for (const word of ending) {
+          const start = open.get(word)!;
+          const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
+          if (start !== endsOf) {
+            endsOf = start;
+            ends = this.endsHead(taskId, start);
+          }
+          this.close(spelled, taskId, start, last, ends);
+        }
         changed = true;
       }
       if (started !== undefined) {
@@ -246,69 +256,6 @@ export class TermRows {
       open = next;
     }
     if (changed) this.writeOpenRuns(taskId, open);
-  }
-
-  /**
-   * Ends the runs of `ending` (words of `open`) at `last`, the checkpoint
-   * before the one merged: one row for the words whose runs started at the
-   * same checkpoint, `(taskId, startAt, startId, "", lastAt, lastId)` → the
-   * words (store format 10), rather than a key for each. Only a merge writes
-   * these rows, and only the merge of the checkpoint after `last` ends runs
-   * there, so a row is written once and blindly; {@link endOf} reads them.
-   */
-  private async endTogether(taskId: string, open: ReadonlyMap<string, IndexPosition>, ending: readonly string[], last: IndexPosition): Promise<void> {
-    const byStart = new Map<string, { start: IndexPosition; words: string[] }>();
-    for (const word of ending) {
-      const start = open.get(word)!;
-      const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
-      const at = `${start.createdAt}\n${start.checkpointId}`;
-      const group = byStart.get(at);
-      if (group === undefined) byStart.set(at, { start, words: [spelled] });
-      else group.words.push(spelled);
-    }
-    for (const { start, words } of byStart.values()) {
-      const key = this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, '', last.createdAt, last.checkpointId);
-      this.tx.set(key, this.codecs.runEnds.encode(words.join('\n'), EMPTY));
-    }
-  }
-
-  /** Ends the runs of `ending` at `last` a key each, as store format 8 wrote them (the `spaces` layout). */
-  private async endEach(taskId: string, open: ReadonlyMap<string, IndexPosition>, ending: readonly string[], last: Buffer): Promise<void> {
-    let endsOf: IndexPosition | undefined;
-    let ends: Buffer | undefined;
-    for (const word of ending) {
-      const start = open.get(word)!;
-      const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
-      if (start !== endsOf) {
-        endsOf = start;
-        ends = this.endsHead(taskId, start);
-      }
-      this.close(spelled, taskId, start, last, ends);
-    }
-  }
-
-  /** The rows of ends a merge wrote together for the runs of a task that start at `start` ({@link endTogether}). */
-  private async endsTogether(taskId: string, start: IndexPosition): Promise<Array<{ key: Buffer; last: IndexPosition; words: string[] }>> {
-    const { begin, end } = this.spaces.runEnds.range(taskId, start.createdAt, start.checkpointId, '');
-    const rows = await this.tx.getRange(begin, end);
-    return rows.map(({ key, value }) => {
-      const parts = this.spaces.runEnds.unpack(key) as string[];
-      return { key, last: { createdAt: parts[4]!, checkpointId: parts[5]! }, words: decodeWith<string>(this.codecs.runEnds, value, EMPTY).split('\n') };
-    });
-  }
-
-  /**
-   * Takes `words` out of the rows of ends written together for runs that
-   * start at `start`: their runs there were removed or opened again, and an
-   * end left behind would cut a run opened again short.
-   */
-  private async unend(taskId: string, start: IndexPosition, words: ReadonlySet<string>): Promise<void> {
-    for (const row of await this.endsTogether(taskId, start)) {
-      const kept = row.words.filter((word) => !words.has(word));
-      if (kept.length === row.words.length) continue;
-      if (kept.length === 0) this.tx.clear(row.key);
-      else this.tx.set(row.key, this.codecs.runEnds.encode(kept.join('\n'), EMPTY));
-    }
   }
 
   /**
@@ -377,9 +324,6 @@ export class TermRows {
       this.tx.clear(this.endKey(word, taskId, at));
       dropped.add(word);
     }
-    // Ends a merge wrote together: none may stay for a run removed here, or for one opened here again (as `open` clears a
-    // run's own end: a merge writes such rows only once a later checkpoint is merged, so this finds none today).
-    if (endsGrouped() && (dropped.size > 0 || (newest && gained.length > 0))) await this.unend(taskId, at, new Set([...dropped, ...(newest ? gained : [])]));
     // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
     const fresh = gained.filter((word) => !starting.has(word));
     if (!newest) {
@@ -437,10 +381,6 @@ export class TermRows {
     const { taskId, start, words } = this.startsOf(key, value);
     const moved = words.map((word) => spell(word) ?? word);
     if (moved.every((word, i) => word === words[i])) return;
-    for (const row of await this.endsTogether(taskId, start)) {
-      const respelled = row.words.map((word) => spell(word) ?? word);
-      if (respelled.some((word, i) => word !== row.words[i])) this.tx.set(row.key, this.codecs.runEnds.encode(respelled.join('\n'), EMPTY));
-    }
     for (const [i, word] of words.entries()) {
       if (moved[i] === word) continue;
       const from = this.runKey(word, taskId, start);
@@ -581,17 +521,10 @@ export class TermRows {
     this.tx.set(this.endKey(word, taskId, start, head), last);
   }
 
-  /**
-   * Where a run whose key says open ended, if it did: in its own key (a
-   * change's, or as format 8 wrote every end) or in a row a merge wrote for
-   * the runs that ended together ({@link endTogether}); the later, should
-   * both say.
-   */
+  /** Where a run whose key says open ended, if it did. */
   private async endOf(word: string, taskId: string, start: IndexPosition): Promise<IndexPosition | undefined> {
-    const [value, together] = await Promise.all([this.tx.get(this.endKey(word, taskId, start)), endsGrouped() ? this.endsTogether(taskId, start) : []]);
-    let end = value === undefined ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, value, EMPTY));
-    for (const { last, words } of together) if (words.includes(word) && (end === undefined || comparePositions(last, end) > 0)) end = last;
-    return end;
+    const value = await this.tx.get(this.endKey(word, taskId, start));
+    return value === undefined ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, value, EMPTY));
   }
 
   /** `head`: {@link endsHead} of the same task and start, packed once for many words. */
@@ -637,16 +570,6 @@ function isOpen(run: Uint8Array): boolean {
 
 function lastOf(value: string[]): IndexPosition | undefined {
   return value.length === 2 ? { createdAt: value[0]!, checkpointId: value[1]! } : undefined;
-}
-
-/**
- * Whether a merge ends a checkpoint's runs a row for each start
- * ({@link TermRows.endTogether}, store format 10): in the `task` layout.
- * A store kept in the `spaces` layout is written as format 8 wrote it, a
- * key for each ended run, so a release of format 8 still serves it.
- */
-function endsGrouped(): boolean {
-  return keyLayout() === 'task';
 }
 
 /** Run values hold positions and words hold ids or keyed hashes: nothing to bind. */
