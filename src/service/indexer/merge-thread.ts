@@ -10,6 +10,7 @@
  * @module
  */
 import { Worker } from 'node:worker_threads';
+import { servedKeyLayout } from '../repository/repository.js';
 import { StoreError, type KeyValue, type LentWrite, type StoreLease } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
 import type { TaskMerge } from './merge-rows.js';
@@ -53,7 +54,7 @@ export class MergeThread {
     for (const { key, value } of entries) frame.add(ENTRY, key, value);
     for (const { key, value } of open) frame.add(OPEN_RUNS, key, value);
     const rows = frame.finish();
-    const { writes, keyNeeded } = await this.thread.call({ tenant, rows, sealed } satisfies Omit<RowsRequest, 'id'>, [rows]);
+    const { writes, keyNeeded } = await this.thread.call({ tenant, rows, sealed, layout: servedKeyLayout() } satisfies Omit<RowsRequest, 'id'>, [rows]);
     if (keyNeeded === true) return undefined;
     if (writes === undefined) throw new Error('The merge thread answered nothing.');
     const tasks: TaskMerge[] = [];
@@ -71,8 +72,8 @@ export class MergeThread {
    * and {@link apply} (or {@link drop}). `runsApart`: the runs it opens are
    * committed apart first.
    */
-  async prepare(request: Omit<PrepareRequest, 'id' | 'kind'>): Promise<Prepared> {
-    const { prepared, storeError } = await this.thread.call({ ...request, kind: 'prepare' });
+  async prepare(request: Omit<PrepareRequest, 'id' | 'kind' | 'layout'>): Promise<Prepared> {
+    const { prepared, storeError } = await this.thread.call({ ...request, kind: 'prepare', layout: servedKeyLayout() });
     if (storeError !== undefined) throw new StoreError(storeError.code, storeError.message);
     if (prepared === undefined) throw new Error('The merge thread answered nothing.');
     return prepared;

@@ -24,7 +24,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { readLent, writeLent } from '../../store/open.js';
 import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type Transaction } from '../../store/store.js';
-import { runKeys } from '../repository/repository.js';
+import { packInLayout, runKeys, type KeyLayout } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
 import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
@@ -39,6 +39,8 @@ export interface RowsRequest {
   rows: ArrayBuffer;
   /** The tenant has encryption at rest: its words are blind already, or the batch needs the key (`KEYLESS`). */
   sealed?: boolean;
+  /** The key layout of the store the process serves: how the merge ends runs depends on it (`terms.ts`). */
+  layout: KeyLayout;
 }
 
 /** List a batch in the environment lent for reading, and make its merge, kept here as `batch` (the request's id). */
@@ -52,6 +54,8 @@ export interface PrepareRequest {
   drain: boolean;
   /** Whether the runs a merge opens are committed apart first (`runs-apart.ts`), by a `runs` request. */
   runsApart: boolean;
+  /** As {@link RowsRequest}'s. */
+  layout: KeyLayout;
 }
 
 /** Commit a prepared batch's runs kept apart (`runs`), or its merge (`apply`), with the writer lent; or forget it (`drop`). */
@@ -184,12 +188,14 @@ function storeFailure(id: number, error: unknown): { reply: MergeReply } {
 function answerOf(request: MergeRequest): Promise<{ reply: MergeReply; transfer?: ArrayBuffer[] }> {
   switch (request.kind) {
     case 'prepare':
+      packInLayout(request.layout);
       return prepare(request).then((done) => ({ reply: { id: request.id, prepared: done } }), (error: unknown) => storeFailure(request.id, error));
     case 'runs':
     case 'apply':
     case 'drop':
       return lent(request).then((reply) => ({ reply }), (error: unknown) => storeFailure(request.id, error));
     default:
+      packInLayout(request.layout);
       return mergeRows(request.tenant, request.rows, request.sealed).then((writes) => ({ reply: { id: request.id, writes }, transfer: [writes] }));
   }
 }

@@ -48,16 +48,21 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * run afresh at the task's next merge. 9: a task's own rows (records, audit
  * entries, history, head) are under `("tk", taskId, tag)` (the `task` key
  * layout, `store/keyspace.ts`), in a store created since; a release before it
- * would find no task there. A tenant of a store that keeps the `spaces`
+ * would find no task there. 10: a merge ends the runs of a checkpoint's
+ * words a row for each start, `(taskId, startAt, startId, "", lastAt,
+ * lastId)` → the words (`terms.ts`, `endTogether`), not a key for each
+ * word; a release before it would take those runs as reaching the task's
+ * newest checkpoint (as format 6 says of its ends), and its re-blinding pass
+ * would leave their words plain. A tenant of a store that keeps the `spaces`
  * layout (created before format 9, `repository/key-layout.ts`) is written as format 8
  * wrote it and its header says 8, so a release of format 8 still serves it.
  * An earlier tenant is raised to the format its store's layout writes when
  * this version first writes to it, so an earlier release stops writing to
  * it; what that release wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 9;
+export const STORE_FORMAT = 10;
 
-/** The format a tenant's header says in a store of `layout`: 9 for the `task` layout, 8 for `spaces` (whose rows are as format 8 wrote them). */
+/** The format a tenant's header says in a store of `layout`: 10 for the `task` layout, 8 for `spaces` (whose rows are as format 8 wrote them). */
 export function formatOf(layout: KeyLayout): number {
   return layout === 'task' ? STORE_FORMAT : 8;
 }

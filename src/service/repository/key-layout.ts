@@ -10,8 +10,10 @@
  * @module
  */
 import * as tuple from 'fdb-tuple';
-import { decodeValue, encodeValue, SPACES, systemKeyspace, useKeyLayout, type KeyLayout } from '../../store/keyspace.js';
+import { decodeValue, encodeValue, keyLayout, SPACES, systemKeyspace, unknownLayout, useKeyLayout, type KeyLayout } from '../../store/keyspace.js';
 import { prefixEnd, type Transaction, type TransactionBody } from '../../store/store.js';
+
+export type { KeyLayout };
 
 /** Every tenant's data: `("baton", tenant, …)` (`("baton-system", …)` sorts apart). */
 const TENANTS_PREFIX = tuple.pack(['baton']);
@@ -25,6 +27,18 @@ export async function adoptKeyLayout(run: (body: TransactionBody<KeyLayout>) => 
   const layout = await run(readOrChooseLayout);
   useKeyLayout(layout);
   return layout;
+}
+
+/** The layout this process packs keys in, for a thread of it that packs them too; refused while the store has not answered. */
+export function servedKeyLayout(): KeyLayout {
+  const layout = keyLayout();
+  if (layout === 'unknown') throw unknownLayout();
+  return layout;
+}
+
+/** Packs keys in `layout` from now on: a thread of the process (the merge thread), told the layout the process serves. */
+export function packInLayout(layout: KeyLayout): void {
+  useKeyLayout(layout);
 }
 
 /** No key is packed until {@link adoptKeyLayout} succeeds: the store could not be read when the process started. */

@@ -40,12 +40,28 @@ function gatherByStart(this: Map<IndexPosition, string[]>, start: IndexPosition,
 }
 
 function pushLine(this: string[], words: string[], start: IndexPosition): void {
-  this.push(`+${positionText(start)}\t${words.join(' ')}\n`);
+  this.push(`${ENDED.has(start) ? '-' : '+'}${positionText(start)}\t${words.join(' ')}\n`);
+}
+
+/** Starts some of whose runs have ended, by identity: positions made by {@link markedEnded} or read from a `-` line. */
+const ENDED = new WeakSet<IndexPosition>();
+
+/** Whether some runs of the task that start at `start` (an open run's position, as read or made here) have ended. */
+export function endedBefore(start: IndexPosition): boolean {
+  return ENDED.has(start);
+}
+
+/** `start` as a new position object marked as a start some of whose runs have ended; `start` itself, shared, is left as it is. */
+export function markedEnded(start: IndexPosition): IndexPosition {
+  const marked = { createdAt: start.createdAt, checkpointId: start.checkpointId };
+  ENDED.add(marked);
+  return marked;
 }
 
 /** The open runs a row's text holds, in either format. */
 export function openRunsOf(text: string): Map<string, IndexPosition> {
-  return text.charCodeAt(0) === PLUS ? fromLines(text) : fromFormat7(text);
+  const first = text.charCodeAt(0);
+  return first === PLUS || first === MINUS ? fromLines(text) : fromFormat7(text);
 }
 
 function fromLines(text: string): Map<string, IndexPosition> {
@@ -54,6 +70,7 @@ function fromLines(text: string): Map<string, IndexPosition> {
     const tab = line.indexOf('\t');
     if (tab < 0) continue;
     const start = positionOf(line.slice(1, tab));
+    if (line.charCodeAt(0) === MINUS) ENDED.add(start);
     for (const word of line.slice(tab + 1).split(' ')) runs.set(word, start);
   }
   return runs;
@@ -117,6 +134,8 @@ function idOf(text: string): string {
 
 /** `+`, which starts a line of store format 8. */
 const PLUS = 0x2b;
+/** `-`, which starts a line of a start some of whose runs have ended (format 10). */
+const MINUS = 0x2d;
 /** `@`, which starts a line of a start position in format 7. */
 const AT = 0x40;
 /** `=`, before a time or id written as it is. */

@@ -101,6 +101,7 @@ export class Repository {
 export type { Corruption, HistoryEntry, Loaded, RevisionEntry } from './checkpoints.js';
 export { filePaths, indexTerm, IndexRows, labelTerm, fileWord, type IndexHit, type IndexName, type IndexPosition } from './indexes.js';
 export { comparePositions, runKeys, type RunsApart, type TermRun } from './terms.js';
+export { packInLayout, servedKeyLayout, type KeyLayout } from './key-layout.js';
 export { pendingCounts, tenantsWithPendingTerms, type PendingEntry } from './pending-terms.js';
 export { dueLeases, type DueLease } from './lease-expiry.js';
 export { expireOperations } from './operation-expiry.js';

@@ -30,14 +30,14 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
-import { packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
+import { keyLayout, packString, packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
 import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
 import { indexTerm, filePaths, fileWord, fileWordsOf, IndexRows, type DeferredEntry, type IndexPosition } from './indexes.js';
 import { ENTRY_TEXT } from './entry-text.js';
 import { KeptValues } from './kept-values.js';
-import { openRunsOf, openRunsText } from './open-runs.js';
+import { endedBefore, markedEnded, openRunsOf, openRunsText } from './open-runs.js';
 import { PendingTermRows, type PendingEntry } from './pending-terms.js';
 
 /**
@@ -232,21 +232,11 @@ export class TermRows {
       }
       // Every open run this checkpoint lacks ends at the one before it; the runs that end together mostly started together.
       if (next.size - (started?.length ?? 0) < open.size) {
-        const last = this.lastValue(entry.previous!);
-        let endsOf: IndexPosition | undefined;
-        let ends: Buffer | undefined;
         // Found without iterating the map's entries, which made two objects an open word (~15 KB a merged checkpoint).
         const ending: string[] = [];
         open.forEach(pushEnding, { next, ending });
-        for (const word of ending) {
-          const start = open.get(word)!;
-          const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
-          if (start !== endsOf) {
-            endsOf = start;
-            ends = this.endsHead(taskId, start);
-          }
-          this.close(spelled, taskId, start, last, ends);
-        }
+        if (endsGrouped()) await this.endTogether(taskId, open, next, ending, entry.previous!);
+        else await this.endEach(taskId, open, ending, this.lastValue(entry.previous!));
         changed = true;
       }
       if (started !== undefined) {
@@ -256,6 +246,111 @@ export class TermRows {
       open = next;
     }
     if (changed) this.writeOpenRuns(taskId, open);
+  }
+
+  /**
+   * Ends the runs of `ending` (words of `open`) at `last`, the checkpoint
+   * before the one merged: one row for the words whose runs started at the
+   * same checkpoint (store format 10), rather than a key for each. The first
+   * time runs of a start end, their row is `(taskId, startAt, startId, "")`,
+   * found by a point read, as a key of each was: a search reads the end of
+   * each of a word's runs that looks open, and a step's words come and go
+   * together, so most starts end once. Runs of that start that end later
+   * are a row for each later end, `(taskId, startAt, startId, "", lastAt,
+   * lastId)`, read by a range after the first row. Each row holds the last
+   * position and the words, a line each. The start's runs that stay open
+   * are marked as having ended some (`open-runs.ts`), so the first row is
+   * written once, blindly, as the others are (only the merge of the
+   * checkpoint after `last` ends runs at `last`). `next`: the open runs after
+   * this checkpoint, whose newly marked starts are replaced.
+   */
+  private async endTogether(taskId: string, open: ReadonlyMap<string, IndexPosition>, next: Map<string, IndexPosition>, ending: readonly string[], last: IndexPosition): Promise<void> {
+    const groups = new Map<string, { start: IndexPosition; words: string[] }>();
+    for (const word of ending) {
+      const start = open.get(word)!;
+      const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
+      const at = startText(start);
+      const group = groups.get(at);
+      if (group === undefined) groups.set(at, { start, words: [spelled] });
+      else group.words.push(spelled);
+    }
+    // Words of one start share its position object; the same start in two objects (a change's) is found by its text.
+    let firsts: Set<IndexPosition> | undefined;
+    let times: Set<string> | undefined;
+    for (const { start, words } of groups.values()) {
+      const first = !endedBefore(start);
+      const key = this.endsRowKey(taskId, start);
+      this.rewriteEnds({ key: first ? key : packStringBetween(key, last.createdAt, packString(last.checkpointId)), last, first }, words);
+      if (!first) continue;
+      (firsts ??= new Set()).add(start);
+      (times ??= new Set()).add(start.createdAt);
+    }
+    if (firsts === undefined) return;
+    let marked: Map<string, IndexPosition> | undefined;
+    for (const [word, start] of next) {
+      if (!firsts.has(start) && !(times!.has(start.createdAt) && groups.has(startText(start)) && !endedBefore(start))) continue;
+      const at = startText(start);
+      let mark = (marked ??= new Map()).get(at);
+      if (mark === undefined) marked.set(at, (mark = markedEnded(start)));
+      next.set(word, mark);
+    }
+  }
+
+  /** Ends the runs of `ending` at `last` a key each, as store format 8 wrote them (the `spaces` layout). */
+  private async endEach(taskId: string, open: ReadonlyMap<string, IndexPosition>, ending: readonly string[], last: Buffer): Promise<void> {
+    let endsOf: IndexPosition | undefined;
+    let ends: Buffer | undefined;
+    for (const word of ending) {
+      const start = open.get(word)!;
+      const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
+      if (start !== endsOf) {
+        endsOf = start;
+        ends = this.endsHead(taskId, start);
+      }
+      this.close(spelled, taskId, start, last, ends);
+    }
+  }
+
+  /**
+   * The rows of ends a merge wrote together for runs of a task that start at
+   * `start` ({@link endTogether}): none without the first, which is read
+   * alone, so a start none of whose runs a merge ended costs a point read.
+   */
+  private async endedTogether(taskId: string, start: IndexPosition): Promise<EndsRow[]> {
+    const key = this.endsRowKey(taskId, start);
+    const value = await this.tx.get(key);
+    if (value === undefined) return [];
+    const rows = [this.endsRow(key, value, true)];
+    for (const later of await this.tx.getRange(Buffer.concat([key, LOWEST]), Buffer.concat([key, HIGHEST]))) rows.push(this.endsRow(later.key, later.value, false));
+    return rows;
+  }
+
+  private endsRow(key: Buffer, value: Buffer, first: boolean): EndsRow {
+    const [createdAt, checkpointId, ...words] = decodeWith<string>(this.codecs.runEnds, value, EMPTY).split('\n');
+    return { key, last: { createdAt: createdAt!, checkpointId: checkpointId! }, first, words: words.length === 1 && words[0] === '' ? [] : words };
+  }
+
+  /** Writes a row of ends again with `words`; a later row left with none is cleared, the first kept (it says later rows may follow). */
+  private rewriteEnds(row: Omit<EndsRow, 'words'>, words: readonly string[]): void {
+    if (words.length === 0 && !row.first) this.tx.clear(row.key);
+    else this.tx.set(row.key, this.codecs.runEnds.encode(`${row.last.createdAt}\n${row.last.checkpointId}\n${words.join('\n')}`, EMPTY));
+  }
+
+  /**
+   * Takes `words` out of the rows of ends written together for runs that
+   * start at `start`: their runs there were removed or opened again, and an
+   * end left behind would cut a run opened again short.
+   */
+  private async unend(taskId: string, start: IndexPosition, words: ReadonlySet<string>): Promise<void> {
+    for (const row of await this.endedTogether(taskId, start)) {
+      const kept = row.words.filter((word) => !words.has(word));
+      if (kept.length < row.words.length) this.rewriteEnds(row, kept);
+    }
+  }
+
+  /** The key of the row of ends written together for runs of a task that start at `start`: before the start's own end keys. */
+  private endsRowKey(taskId: string, start: IndexPosition): Buffer {
+    return this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, '');
   }
 
   /**
@@ -324,6 +419,9 @@ export class TermRows {
       this.tx.clear(this.endKey(word, taskId, at));
       dropped.add(word);
     }
+    // Ends a merge wrote together: none may stay for a run removed here, or for one opened here again (as `open` clears a
+    // run's own end: a merge writes such rows only once a later checkpoint is merged, so this finds none today).
+    if (endsGrouped() && (dropped.size > 0 || (newest && gained.length > 0))) await this.unend(taskId, at, new Set([...dropped, ...(newest ? gained : [])]));
     // A run that starts here already (the word was lost and is back) covers it: a run of one would cut it short.
     const fresh = gained.filter((word) => !starting.has(word));
     if (!newest) {
@@ -381,6 +479,10 @@ export class TermRows {
     const { taskId, start, words } = this.startsOf(key, value);
     const moved = words.map((word) => spell(word) ?? word);
     if (moved.every((word, i) => word === words[i])) return;
+    for (const row of await this.endedTogether(taskId, start)) {
+      const respelled = row.words.map((word) => spell(word) ?? word);
+      if (respelled.some((word, i) => word !== row.words[i])) this.rewriteEnds(row, respelled);
+    }
     for (const [i, word] of words.entries()) {
       if (moved[i] === word) continue;
       const from = this.runKey(word, taskId, start);
@@ -521,8 +623,15 @@ export class TermRows {
     this.tx.set(this.endKey(word, taskId, start, head), last);
   }
 
-  /** Where a run whose key says open ended, if it did. */
+  /**
+   * Where a run whose key says open ended, if it did: in a row a merge wrote
+   * for the runs of its start that ended together ({@link endTogether}),
+   * else in its own key (a change's, or as releases before format 10 wrote
+   * every end). A run has one end: a change that opens it again takes its
+   * word out of the rows.
+   */
   private async endOf(word: string, taskId: string, start: IndexPosition): Promise<IndexPosition | undefined> {
+    if (endsGrouped()) for (const row of await this.endedTogether(taskId, start)) if (row.words.includes(word)) return row.last;
     const value = await this.tx.get(this.endKey(word, taskId, start));
     return value === undefined ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, value, EMPTY));
   }
@@ -570,6 +679,33 @@ function isOpen(run: Uint8Array): boolean {
 
 function lastOf(value: string[]): IndexPosition | undefined {
   return value.length === 2 ? { createdAt: value[0]!, checkpointId: value[1]! } : undefined;
+}
+
+/**
+ * Whether a merge ends a checkpoint's runs a row for each start
+ * ({@link TermRows.endTogether}, store format 10): in the `task` layout.
+ * A store kept in the `spaces` layout is written as format 8 wrote it, a
+ * key for each ended run, so a release of format 8 still serves it.
+ */
+function endsGrouped(): boolean {
+  return keyLayout() === 'task';
+}
+
+/** A row of ends written together ({@link TermRows.endTogether}); `first`: the row of a start's first ends. */
+interface EndsRow {
+  key: Buffer;
+  last: IndexPosition;
+  first: boolean;
+  words: string[];
+}
+
+/** Bytes that sort before and after any packed part appended to a key. */
+const LOWEST = Buffer.from([0x00]);
+const HIGHEST = Buffer.from([0xff]);
+
+/** A start as one string: the runs of one start may come from two position objects (`open-runs.ts`). */
+function startText(start: IndexPosition): string {
+  return `${start.createdAt}\n${start.checkpointId}`;
 }
 
 /** Run values hold positions and words hold ids or keyed hashes: nothing to bind. */

@@ -152,13 +152,18 @@ it('finds exactly the live checkpoints holding each word after creates, changes,
           async (tx) => (await tx.getRange(keyspaceOf('default').terms.range().begin, keyspaceOf('default').terms.range().end)).map((row) => ({ parts: keyspaceOf('default').terms.unpack(row.key) as string[], value: row.value })),
           { readOnly: true },
         );
-        // Where a run whose key says open ended, under its task: (task, startAt, startId, word) → [lastAt, lastId].
-        const ends = new Map(
-          (await t.store.transact((tx) => tx.getRange(keyspaceOf('default').runEnds.range().begin, keyspaceOf('default').runEnds.range().end), { readOnly: true })).map((row) => {
-            const [task, startAt, startId, word] = keyspaceOf('default').runEnds.unpack(row.key) as string[];
-            return [`${word}\u0000${task}\u0000${startAt} ${startId}`, decodeValue(row.value) as string[]];
-          }),
-        );
+        // Where a run whose key says open ended, under its task: (task, startAt, startId, word) → [lastAt, lastId], or, for the
+        // runs of a start a merge ended first (store format 10), (task, startAt, startId, "") → lastAt, lastId and their words, a
+        // line each.
+        const ends = new Map<string, string[]>();
+        for (const row of await t.store.transact((tx) => tx.getRange(keyspaceOf('default').runEnds.range().begin, keyspaceOf('default').runEnds.range().end), { readOnly: true })) {
+          const [task, startAt, startId, word] = keyspaceOf('default').runEnds.unpack(row.key) as string[];
+          if (word !== '') ends.set(`${word}\u0000${task}\u0000${startAt} ${startId}`, decodeValue(row.value) as string[]);
+          else {
+            const [lastAt, lastId, ...words] = (decodeValue(row.value) as string).split('\n');
+            for (const ended of words) ends.set(`${ended}\u0000${task}\u0000${startAt} ${startId}`, [lastAt!, lastId!]);
+          }
+        }
         // A word's runs in one task never overlap: a run that starts inside another would be a checkpoint merged twice.
         const byWordTask = new Map<string, { start: string; last: string | undefined }[]>();
         for (const { parts, value } of runs) {

@@ -5,14 +5,15 @@
  * changed behind the cache, reads as stored. The row's text (`open-runs.ts`,
  * store format 8) gives back every word and start exactly, whatever form the
  * times and ids have, and a hundred words stay under LMDB's limit for a
- * value kept on its leaf; format 7's rows are still read.
+ * value kept on its leaf; format 7's rows are still read. Format 10 marks
+ * the starts some of whose runs have ended.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codecsFor } from '../../../src/service/repository/codec.js';
-import { openRunsOf, openRunsText } from '../../../src/service/repository/open-runs.js';
+import { endedBefore, markedEnded, openRunsOf, openRunsText } from '../../../src/service/repository/open-runs.js';
 import { keyspaceOf } from '../../../src/service/repository/keyspace.js';
 import { TermRows } from '../../../src/service/repository/terms.js';
 import { LmdbStore } from '../../../src/store/lmdb.js';
@@ -86,6 +87,24 @@ describe('the open runs\' text', () => {
     expect(read.get('lease')).toBe(read.get('~Zm9vYmFy'));
     expect(read.get('file:src/a%20b.ts')).toBe(read.get('sweeper'));
     expect(openRunsOf(openRunsText(new Map()))).toEqual(new Map());
+  });
+
+  it('keeps which starts have had some of their runs ended (format 10), first line or not, and leaves the position it was given alone', () => {
+    const ended = markedEnded(A);
+    expect(endedBefore(A)).toBe(false);
+    expect(ended).toEqual(A);
+    for (const runs of [
+      new Map([['lease', ended], ['epoch', ended], ['sweeper', B]]),
+      new Map([['sweeper', B], ['lease', ended], ['epoch', ended]]),
+    ]) {
+      const text = openRunsText(runs);
+      expect(text.split('\n').filter((line) => line.startsWith('-'))).toHaveLength(1);
+      const read = openRunsOf(text);
+      expect([...read].sort()).toEqual([...runs].sort());
+      expect(endedBefore(read.get('lease')!)).toBe(true);
+      expect(read.get('epoch')).toBe(read.get('lease'));
+      expect(endedBefore(read.get('sweeper')!)).toBe(false);
+    }
   });
 
   it('keeps a hundred words over fifteen starts under 2,000 bytes (format 7 wrote them in ~2,400)', () => {
