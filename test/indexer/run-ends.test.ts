@@ -41,9 +41,9 @@ async function send(t: TestApp, method: 'GET' | 'POST' | 'PATCH', url: string, p
 }
 
 /** Creates each task's checkpoints, three steps of text each, moving one step on each time; the model of which holds which word. */
-async function fill(t: TestApp): Promise<Map<string, string[]>> {
+async function fill(t: TestApp, rounds = 6): Promise<Map<string, string[]>> {
   const holding = new Map<string, string[]>();
-  for (let n = 0; n < 6; n++) {
+  for (let n = 0; n < rounds; n++) {
     for (const task of ['task-a', 'task-b']) {
       const steps = [0, 1, 2].map((i) => STEPS[(n + i + (task === 'task-b' ? 3 : 0)) % STEPS.length]!);
       const res = await send(t, 'POST', '/v1/checkpoints', checkpointBody(task, { executionState: { phase: 'implementing', completedItems: steps }, contextSummary: {}, metrics: { filesModified: [] } }));
@@ -136,6 +136,16 @@ describe('the ends of word runs', () => {
     expect(rows.filter(({ parts }) => parts.length === 4)).toHaveLength(6);
     expect(rows.filter(({ parts }) => parts.length === 6)).toHaveLength(4);
     for (const { value } of rows) expect(together(value).words).toHaveLength(2);
+    await expectFound(app, holding);
+  });
+
+  it('of a start that ended some before are told from the runs still open there by the task’s open runs', async () => {
+    app = await buildTestApp({ config: { indexer: 'off' } });
+    // A seventh checkpoint brings back the second step of the first: its run from the first checkpoint ended in a later row,
+    // and a new run of its words is open, so the open runs hold them from another start.
+    const holding = await fill(app, 7);
+    await mergePending(app.store, 'default');
+    expect((await endRows(app)).filter(({ parts }) => parts.length === 6).length).toBeGreaterThan(0);
     await expectFound(app, holding);
   });
 

@@ -49,10 +49,13 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * entries, history, head) are under `("tk", taskId, tag)` (the `task` key
  * layout, `store/keyspace.ts`), in a store created since; a release before it
  * would find no task there. 10: a merge ends the runs of a checkpoint's
- * words a row for each start, `(taskId, startAt, startId, "", lastAt,
- * lastId)` → the words (`terms.ts`, `endTogether`), not a key for each
- * word; a release before it would take those runs as reaching the task's
- * newest checkpoint (as format 6 says of its ends), and its re-blinding pass
+ * words a row for each start, `(taskId, startAt, startId, "")` the first
+ * time runs of that start end and `(…, "", lastAt, lastId)` each later time
+ * → the last position and the words (`terms.ts`, `endTogether`), not a key
+ * for each word, and marks such a start's line in the open runs (`-`); a
+ * release before it would take those runs as reaching the task's newest
+ * checkpoint (as format 6 says of its ends), misread the marked lines, and
+ * its re-blinding pass
  * would leave their words plain. A tenant of a store that keeps the `spaces`
  * layout (created before format 9, `repository/key-layout.ts`) is written as format 8
  * wrote it and its header says 8, so a release of format 8 still serves it.

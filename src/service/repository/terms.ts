@@ -320,9 +320,13 @@ export class TermRows {
     const key = this.endsRowKey(taskId, start);
     const value = await this.tx.get(key);
     if (value === undefined) return [];
-    const rows = [this.endsRow(key, value, true)];
-    for (const later of await this.tx.getRange(Buffer.concat([key, LOWEST]), Buffer.concat([key, HIGHEST]))) rows.push(this.endsRow(later.key, later.value, false));
-    return rows;
+    return [this.endsRow(key, value, true), ...(await this.laterEnds(key))];
+  }
+
+  /** The rows of ends written after the first one, whose key is `first`, for runs of the same start. */
+  private async laterEnds(first: Buffer): Promise<EndsRow[]> {
+    const rows = await this.tx.getRange(Buffer.concat([first, LOWEST]), Buffer.concat([first, HIGHEST]));
+    return rows.map((row) => this.endsRow(row.key, row.value, false));
   }
 
   private endsRow(key: Buffer, value: Buffer, first: boolean): EndsRow {
@@ -628,10 +632,25 @@ export class TermRows {
    * for the runs of its start that ended together ({@link endTogether}),
    * else in its own key (a change's, or as releases before format 10 wrote
    * every end). A run has one end: a change that opens it again takes its
-   * word out of the rows.
+   * word out of the rows. A point read finds the first row, which most
+   * ended runs are in (a search reads this for each of a word's runs that
+   * looks open); a run still open of a start that has one is told by the
+   * task's open runs before the later rows' range is read.
    */
   private async endOf(word: string, taskId: string, start: IndexPosition): Promise<IndexPosition | undefined> {
-    if (endsGrouped()) for (const row of await this.endedTogether(taskId, start)) if (row.words.includes(word)) return row.last;
+    if (endsGrouped()) {
+      const key = this.endsRowKey(taskId, start);
+      const value = await this.tx.get(key);
+      if (value !== undefined) {
+        const first = this.endsRow(key, value, true);
+        if (first.words.includes(word)) return first.last;
+        // Some runs of its start ended, not this one the first time: if the task's open runs hold it from this start, it is
+        // open (read on this snapshot, as the rows are); else it ended later, in a later row (or, a change's, its own key).
+        const open = (await this.openRuns(taskId)).get(word);
+        if (open !== undefined && open.createdAt === start.createdAt && open.checkpointId === start.checkpointId) return undefined;
+        for (const later of await this.laterEnds(key)) if (later.words.includes(word)) return later.last;
+      }
+    }
     const value = await this.tx.get(this.endKey(word, taskId, start));
     return value === undefined ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, value, EMPTY));
   }
