@@ -68,15 +68,15 @@ describe('a search for two words', () => {
     const expected = made.filter((_, i) => TOGETHER.has(i)).map((c) => c.id).reverse();
     const { pages, mostKeys } = await allPages('osprey kestrel', 2);
     // Besides the page's budget, a search first reads the runs of its words: at most all of them, once each with the end of each
-    // under its task (`runEnds`: the first row of ends of the runs that start where it starts, the later rows after it, then
-    // its own key), and a probe of 17 keys a word.
+    // under its task (`runEnds`: the first row of ends of the runs that start where it starts, the task's open runs, the later
+    // rows after the first, then its own key), and a probe of 17 keys a word.
     const runs = await harness.store.transact(async (tx) => {
       const repo = new Repository(tx, actor.tenant);
       const { runEnds } = keyspaceOf(actor.tenant);
       let keys = 0;
       for (const word of ['osprey', 'kestrel']) {
         const found = (await repo.terms.runs(repo.terms.word(word), 10_000))!;
-        keys += 3 * found.length + 1 + 17;
+        keys += 4 * found.length + 1 + 17;
         for (const { taskId, start } of found) {
           const first = runEnds.pack(taskId, start.createdAt, start.checkpointId, '');
           // A range read counts one key when it finds none (`store/limits.ts`).
