@@ -55,8 +55,7 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * for each word, and marks such a start's line in the open runs (`-`); a
  * release before it would take those runs as reaching the task's newest
  * checkpoint (as format 6 says of its ends), misread the marked lines, and
- * its re-blinding pass
- * would leave their words plain. A tenant of a store that keeps the `spaces`
+ * its re-blinding pass would leave their words plain. A tenant of a store that keeps the `spaces`
  * layout (created before format 9, `repository/key-layout.ts`) is written as format 8
  * wrote it and its header says 8, so a release of format 8 still serves it.
  * An earlier tenant is raised to the format its store's layout writes when

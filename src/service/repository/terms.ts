@@ -30,7 +30,7 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
-import { keyLayout, packString, packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
+import { keyLayout, packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
 import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
@@ -279,8 +279,8 @@ export class TermRows {
     let times: Set<string> | undefined;
     for (const { start, words } of groups.values()) {
       const first = !endedBefore(start);
-      const key = this.endsRowKey(taskId, start);
-      this.rewriteEnds({ key: first ? key : packStringBetween(key, last.createdAt, packString(last.checkpointId)), last, first }, words);
+      const key = first ? this.endsRowKey(taskId, start) : this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, '', last.createdAt, last.checkpointId);
+      this.rewriteEnds({ key, last, first }, words);
       if (!first) continue;
       (firsts ??= new Set()).add(start);
       (times ??= new Set()).add(start.createdAt);
@@ -320,12 +320,13 @@ export class TermRows {
     const key = this.endsRowKey(taskId, start);
     const value = await this.tx.get(key);
     if (value === undefined) return [];
-    return [this.endsRow(key, value, true), ...(await this.laterEnds(key))];
+    return [this.endsRow(key, value, true), ...(await this.laterEnds(taskId, start))];
   }
 
-  /** The rows of ends written after the first one, whose key is `first`, for runs of the same start. */
-  private async laterEnds(first: Buffer): Promise<EndsRow[]> {
-    const rows = await this.tx.getRange(Buffer.concat([first, LOWEST]), Buffer.concat([first, HIGHEST]));
+  /** The rows of ends written after the first one for runs of a task that start at `start`: the keys that extend the first's. */
+  private async laterEnds(taskId: string, start: IndexPosition): Promise<EndsRow[]> {
+    const { begin, end } = this.spaces.runEnds.range(taskId, start.createdAt, start.checkpointId, '');
+    const rows = await this.tx.getRange(begin, end);
     return rows.map((row) => this.endsRow(row.key, row.value, false));
   }
 
@@ -648,7 +649,7 @@ export class TermRows {
         // open (read on this snapshot, as the rows are); else it ended later, in a later row (or, a change's, its own key).
         const open = (await this.openRuns(taskId)).get(word);
         if (open !== undefined && open.createdAt === start.createdAt && open.checkpointId === start.checkpointId) return undefined;
-        for (const later of await this.laterEnds(key)) if (later.words.includes(word)) return later.last;
+        for (const later of await this.laterEnds(taskId, start)) if (later.words.includes(word)) return later.last;
       }
     }
     const value = await this.tx.get(this.endKey(word, taskId, start));
@@ -717,10 +718,6 @@ interface EndsRow {
   first: boolean;
   words: string[];
 }
-
-/** Bytes that sort before and after any packed part appended to a key. */
-const LOWEST = Buffer.from([0x00]);
-const HIGHEST = Buffer.from([0xff]);
 
 /** A start as one string: the runs of one start may come from two position objects (`open-runs.ts`). */
 function startText(start: IndexPosition): string {
