@@ -52,9 +52,49 @@ export interface RunsApart {
   getRange(begin: Buffer, end: Buffer, limit: number): Promise<KeyValue[]>;
 }
 
-/** A word of the open runs that the next ones lack: its run ends (a module function: see `open-runs.ts`'s callbacks). */
-function pushEnding(this: { next: ReadonlyMap<string, unknown>; ending: string[] }, _: unknown, word: string): void {
-  if (!this.next.has(word)) this.ending.push(word);
+/** The open runs a merged checkpoint ends: the words it lacks (not stamped with its serial), and where each run starts. */
+interface Ending {
+  held: ReadonlyMap<string, number>;
+  serial: number;
+  words: string[];
+  starts: IndexPosition[];
+}
+
+/** A word of the open runs that the checkpoint merged lacks: its run ends (a module function: see `open-runs.ts`'s callbacks). */
+function pushEnding(this: Ending, start: IndexPosition, word: string): void {
+  if (this.held.get(word) === this.serial) return;
+  this.words.push(word);
+  this.starts.push(start);
+}
+
+/** What {@link markEnded} needs: the starts whose first row of ends a merge wrote now, and the marks made for them. */
+interface Marking {
+  next: Map<string, IndexPosition>;
+  /** Every start of the runs ended, by its text. */
+  groups: ReadonlyMap<string, unknown>;
+  /** The starts (objects) given a first row now, and their times. */
+  firsts: Set<IndexPosition>;
+  times: Set<string>;
+  /** The marked position made for a start, by the object it replaces and by its text. */
+  marks: Map<IndexPosition, IndexPosition>;
+  texts: Map<string, IndexPosition>;
+}
+
+/**
+ * Marks an open run whose start was given its first row of ends now: the
+ * start's object itself, or another object of the same start not marked
+ * yet (a module function: see `open-runs.ts`'s callbacks).
+ */
+function markEnded(this: Marking, start: IndexPosition, word: string): void {
+  let mark = this.marks.get(start);
+  if (mark === undefined) {
+    if (!this.firsts.has(start) && !(this.times.has(start.createdAt) && !endedBefore(start) && this.groups.has(startText(start)))) return;
+    const text = startText(start);
+    mark = this.texts.get(text);
+    if (mark === undefined) this.texts.set(text, (mark = markedEnded(start)));
+    this.marks.set(start, mark);
+  }
+  this.next.set(word, mark);
 }
 
 /** Where a tenant's word runs are keyed (`tr`), for the runs kept apart (`indexer/runs-apart.ts`). */
@@ -129,6 +169,14 @@ class OpenRunsCache {
   set(key: Buffer, bytes: Uint8Array, runs: ReadonlyMap<string, IndexPosition>): void {
     this.kept.set(key.toString('latin1'), { bytes, runs });
   }
+
+  /** Takes `runs` out of the cache if it is the map kept under `key`: whether it was (no reader gets it from here on). */
+  take(key: Buffer, runs: ReadonlyMap<string, IndexPosition>): boolean {
+    const id = key.toString('latin1');
+    if (this.kept.get(id)?.runs !== runs) return false;
+    this.kept.delete(id);
+    return true;
+  }
 }
 
 /** About 10 KB a task (a hundred words and their starts): ~10 MB at most. */
@@ -141,6 +189,9 @@ export class TermRows {
   private readonly index: IndexRows;
   /** Run keys this transaction removed, to clear apart once it has committed (`runs-apart.ts`). */
   readonly clearedApart: Buffer[] = [];
+  /** The merge's stamps: each word of the checkpoint it merges, with the checkpoint's serial (`merge`). */
+  private readonly held = new Map<string, number>();
+  private serial = 0;
 
   constructor(
     private readonly tx: Transaction,
@@ -204,46 +255,60 @@ export class TermRows {
    */
   async merge(taskId: string, entries: readonly PendingEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    let open: ReadonlyMap<string, IndexPosition> = entries[0]!.previous === undefined ? new Map() : await this.openRuns(taskId);
+    // The task's open runs, changed in place checkpoint by checkpoint: the map kept for the task is taken out of the
+    // cache before its first change (`takeOpenRuns`), and the map written goes back. A map made afresh for each merged
+    // checkpoint was the largest garbage of the merge thread, and most of what it promoted (issue 44).
+    let open: Map<string, IndexPosition> = entries[0]!.previous === undefined ? new Map() : (await this.openRuns(taskId)) as Map<string, IndexPosition>;
+    let owned = entries[0]!.previous === undefined;
     let changed = false;
     for (const entry of entries) {
       this.pending.remove(entry);
       this.index.writeDeferred(taskId, entry.at, entry.index);
       // A task's first checkpoint (again, after a purge) starts every run afresh.
-      if (entry.previous === undefined) open = new Map();
+      if (entry.previous === undefined && open.size > 0) {
+        open = new Map();
+        owned = true;
+      }
       const at = entry.at;
-      // The next open runs, made from this checkpoint's words alone: a word the last one held keeps its start, any other starts here.
-      const next = new Map<string, IndexPosition>();
+      // This checkpoint's words, stamped with its serial: a word the open runs hold keeps its start, any other starts here.
+      const serial = ++this.serial;
+      let held = 0;
       let started: string[] | undefined;
       let startsAt: Buffer | undefined;
-      for (const held of entry.words) {
-        const word = this.respelled(held);
-        const start = open.get(word);
-        if (start !== undefined) {
-          next.set(word, start);
-          continue;
+      for (const stored of entry.words) {
+        const word = this.respelled(stored);
+        if (this.held.get(word) === serial) continue;
+        this.held.set(word, serial);
+        held += 1;
+        if (open.has(word)) continue;
+        if (!owned) {
+          open = this.takeOpenRuns(taskId, open);
+          owned = true;
         }
-        if (next.has(word)) continue;
         // A position merged for the first time: no run has ended under the task there.
         startsAt ??= this.runTail(taskId, at);
         this.tx.set(this.runKey(word, taskId, at, startsAt), OPEN);
         (started ??= []).push(word);
-        next.set(word, at);
+        open.set(word, at);
       }
       // Every open run this checkpoint lacks ends at the one before it; the runs that end together mostly started together.
-      if (next.size - (started?.length ?? 0) < open.size) {
+      if (held < open.size) {
+        if (!owned) {
+          open = this.takeOpenRuns(taskId, open);
+          owned = true;
+        }
         // Found without iterating the map's entries, which made two objects an open word (~15 KB a merged checkpoint).
-        const ending: string[] = [];
-        open.forEach(pushEnding, { next, ending });
-        if (endsGrouped()) await this.endTogether(taskId, open, next, ending, entry.previous!);
-        else await this.endEach(taskId, open, ending, this.lastValue(entry.previous!));
+        const ending: Ending = { held: this.held, serial, words: [], starts: [] };
+        open.forEach(pushEnding, ending);
+        for (const word of ending.words) open.delete(word);
+        if (endsGrouped()) await this.endTogether(taskId, ending, open, entry.previous!);
+        else await this.endEach(taskId, ending, this.lastValue(entry.previous!));
         changed = true;
       }
       if (started !== undefined) {
         this.listStarts(taskId, at, started, []);
         changed = true;
       }
-      open = next;
     }
     if (changed) this.writeOpenRuns(taskId, open);
   }
@@ -264,44 +329,45 @@ export class TermRows {
    * checkpoint after `last` ends runs at `last`). `next`: the open runs after
    * this checkpoint, whose newly marked starts are replaced.
    */
-  private async endTogether(taskId: string, open: ReadonlyMap<string, IndexPosition>, next: Map<string, IndexPosition>, ending: readonly string[], last: IndexPosition): Promise<void> {
-    const groups = new Map<string, { start: IndexPosition; words: string[] }>();
-    for (const word of ending) {
-      const start = open.get(word)!;
+  private async endTogether(taskId: string, ending: Ending, next: Map<string, IndexPosition>, last: IndexPosition): Promise<void> {
+    // Words of one start share its position object, so they are gathered by it; the same start in two objects (a
+    // change's) is then found by its text, made once an object rather than once a word.
+    const byStart = new Map<IndexPosition, string[]>();
+    for (let i = 0; i < ending.words.length; i++) {
+      const word = ending.words[i]!;
+      const start = ending.starts[i]!;
       const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
-      const at = startText(start);
-      const group = groups.get(at);
-      if (group === undefined) groups.set(at, { start, words: [spelled] });
-      else group.words.push(spelled);
+      const words = byStart.get(start);
+      if (words === undefined) byStart.set(start, [spelled]);
+      else words.push(spelled);
     }
-    // Words of one start share its position object; the same start in two objects (a change's) is found by its text.
-    let firsts: Set<IndexPosition> | undefined;
-    let times: Set<string> | undefined;
+    const groups = new Map<string, { start: IndexPosition; words: string[] }>();
+    for (const [start, words] of byStart) {
+      const text = startText(start);
+      const group = groups.get(text);
+      if (group === undefined) groups.set(text, { start, words });
+      else group.words.push(...words);
+    }
+    let marking: Marking | undefined;
     for (const { start, words } of groups.values()) {
       const first = !endedBefore(start);
       const key = first ? this.endsRowKey(taskId, start) : this.spaces.runEnds.pack(taskId, start.createdAt, start.checkpointId, '', last.createdAt, last.checkpointId);
       this.rewriteEnds({ key, last, first }, words);
       if (!first) continue;
-      (firsts ??= new Set()).add(start);
-      (times ??= new Set()).add(start.createdAt);
+      marking ??= { next, groups, firsts: new Set(), times: new Set(), marks: new Map(), texts: new Map() };
+      marking.firsts.add(start);
+      marking.times.add(start.createdAt);
     }
-    if (firsts === undefined) return;
-    let marked: Map<string, IndexPosition> | undefined;
-    for (const [word, start] of next) {
-      if (!firsts.has(start) && !(times!.has(start.createdAt) && groups.has(startText(start)) && !endedBefore(start))) continue;
-      const at = startText(start);
-      let mark = (marked ??= new Map()).get(at);
-      if (mark === undefined) marked.set(at, (mark = markedEnded(start)));
-      next.set(word, mark);
-    }
+    if (marking !== undefined) next.forEach(markEnded, marking);
   }
 
   /** Ends the runs of `ending` at `last` a key each, as store format 8 wrote them (the `spaces` layout). */
-  private async endEach(taskId: string, open: ReadonlyMap<string, IndexPosition>, ending: readonly string[], last: Buffer): Promise<void> {
+  private async endEach(taskId: string, ending: Ending, last: Buffer): Promise<void> {
     let endsOf: IndexPosition | undefined;
     let ends: Buffer | undefined;
-    for (const word of ending) {
-      const start = open.get(word)!;
+    for (let i = 0; i < ending.words.length; i++) {
+      const word = ending.words[i]!;
+      const start = ending.starts[i]!;
       const spelled = this.asIndexed(word) ? word : await this.openWord(word, taskId, start);
       if (start !== endsOf) {
         endsOf = start;
@@ -539,6 +605,16 @@ export class TermRows {
     const runs = openRunsOf(decodeWith<string>(this.codecs.openTerms, value, EMPTY));
     OPEN_RUNS.set(key, value, runs);
     return runs;
+  }
+
+  /**
+   * `runs`, the task's open runs as {@link openRuns} answered them, to
+   * change: the map itself once taken out of the cache (so no later reader
+   * is given it), else a copy. Readers use the map they are given at once,
+   * so one given it before holds it no longer.
+   */
+  private takeOpenRuns(taskId: string, runs: ReadonlyMap<string, IndexPosition>): Map<string, IndexPosition> {
+    return OPEN_RUNS.take(this.spaces.openTerms.pack(taskId), runs) ? (runs as Map<string, IndexPosition>) : new Map(runs);
   }
 
   /**
