@@ -7,8 +7,10 @@
  * made every pause longer: `docs/performance.md`, issue 44, eleventh stop).
  *
  * lmdb-js shares one environment between the threads of a process that open
- * the same path, so the thread opens it for each lease and closes it before
- * the lease ends; a lease keeps the store from swapping the file meanwhile.
+ * the same path. The thread opens it at its first lease and keeps it open
+ * between leases; the store asks for it back (`releaseLent`) before it
+ * closes or swaps the file, and a lease keeps it from swapping the file
+ * meanwhile.
  * A lent writer is the store's single writer for its lease: nothing else
  * writes the environment, so what it reads stays as read until it commits,
  * and its commit is one LMDB transaction, durable when it returns, that
@@ -25,8 +27,7 @@ import { StoreError, type LentWrite, type StoreLease, type Transaction } from '.
 
 /** `body` over a snapshot of the lent environment, read-only. */
 export async function readLent<T>(lease: StoreLease, body: (tx: Transaction) => Promise<T>): Promise<T> {
-  return withEnvironment(lease, async (env) => {
-    const { data } = databasesOf(env);
+  return withEnvironment(lease, async (env, { data }) => {
     const snapshot = env.useReadTransaction();
     const tx = new MemoryTransaction(new SnapshotReader(data, snapshot), true);
     try {
@@ -49,8 +50,7 @@ export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) =>
   if (lease.sequence === undefined) throw new StoreError('internal', 'A lent writer needs the commit sequence of its lease.');
   const sequence = Buffer.alloc(8);
   sequence.writeBigUInt64BE(BigInt(lease.sequence));
-  return withEnvironment(lease, async (env) => {
-    const { data, meta } = databasesOf(env);
+  return withEnvironment(lease, async (env, { data, meta }) => {
     const snapshot = env.useReadTransaction();
     const tx = new MemoryTransaction(new SnapshotReader(data, snapshot));
     let value: T;
@@ -90,16 +90,54 @@ function writeOne(this: Database<Buffer, Buffer>, { key, value }: { key: Buffer;
   else this.putSync(key, value);
 }
 
-async function withEnvironment<T>(lease: StoreLease, use: (env: RootDatabase) => Promise<T>): Promise<T> {
-  let env: RootDatabase;
-  try {
-    env = openEnvironment(lease);
-  } catch (error) {
-    throw new StoreError('unavailable', 'The LMDB environment lent to this thread could not be opened.', { cause: error });
+/** An environment this thread keeps open between leases, its databases, and the leases using it now. */
+interface Kept {
+  env: RootDatabase;
+  databases: ReturnType<typeof databasesOf>;
+  using: number;
+  /** Called once no lease uses it: a release waits for that. */
+  idle?: () => void;
+}
+
+/**
+ * The environments this thread keeps open, by path: opened at a lease and
+ * kept until the store that lent it asks for it back ({@link releaseLent}),
+ * before it closes or swaps its file. Opening and closing one at each lease
+ * cost ~1 ms of CPU, three times a merge batch, and made lmdb-js's write
+ * functions afresh, to be optimized again (`docs/performance.md`, issue 44).
+ */
+const KEPT = new Map<string, Kept>();
+
+async function withEnvironment<T>(lease: StoreLease, use: (env: RootDatabase, databases: Kept['databases']) => Promise<T>): Promise<T> {
+  let kept = KEPT.get(lease.path);
+  if (kept === undefined) {
+    let env: RootDatabase;
+    try {
+      env = openEnvironment(lease);
+    } catch (error) {
+      throw new StoreError('unavailable', 'The LMDB environment lent to this thread could not be opened.', { cause: error });
+    }
+    kept = { env, databases: databasesOf(env), using: 0 };
+    KEPT.set(lease.path, kept);
   }
+  kept.using += 1;
   try {
-    return await use(env);
+    return await use(kept.env, kept.databases);
   } finally {
-    await env.close();
+    kept.using -= 1;
+    if (kept.using === 0) kept.idle?.();
   }
+}
+
+/**
+ * Closes the environment at `path` if this thread keeps it open, once no
+ * lease uses it: the store that lent it is about to close or swap its file
+ * (`LmdbStore.keepLent`). A later lease opens it again.
+ */
+export async function releaseLent(path: string): Promise<void> {
+  const kept = KEPT.get(path);
+  if (kept === undefined) return;
+  KEPT.delete(path);
+  if (kept.using > 0) await new Promise<void>((resolve) => (kept.idle = resolve));
+  await kept.env.close();
 }

@@ -92,6 +92,8 @@ export class LmdbStore implements Store, PendingReader {
   /** Write transactions under way: from the start of their turn to their answer. */
   private writers = 0;
   private readonly window: CommitWindow<CommitPart>;
+  /** What threads that keep the environment open between leases close it with (`keepLent`). */
+  private readonly keepers = new Set<(path: string) => Promise<void>>();
   /** Environments of their own in subdirectories (`companion`), by name. */
   private readonly companions = new Map<string, LmdbStore>();
 
@@ -334,6 +336,21 @@ export class LmdbStore implements Store, PendingReader {
     }
   }
 
+  keepLent(release: (path: string) => Promise<void>): void {
+    this.keepers.add(release);
+  }
+
+  /**
+   * Has every thread that keeps the environment open close it: lmdb-js
+   * shares one native environment per path in a process, so one kept open
+   * elsewhere would be the one this store opened again after a swap, the old
+   * file's. A thread that cannot answer (it failed) holds nothing: its
+   * environments closed with it.
+   */
+  private async releaseLent(): Promise<void> {
+    for (const release of this.keepers) await release(this.options.path).catch(() => undefined);
+  }
+
   /** A lent writer's commit `sequence` landed. */
   private landed(sequence: bigint): void {
     this.sequence = sequence;
@@ -492,6 +509,7 @@ export class LmdbStore implements Store, PendingReader {
   private async swap(): Promise<void> {
     try {
       await this.readers.hold();
+      await this.releaseLent();
       await this.env.close();
       try {
         replaceWithCopy(this.options.path);
@@ -514,6 +532,8 @@ export class LmdbStore implements Store, PendingReader {
     await this.turn;
     this.window.flush();
     await this.lastCommit;
+    await this.releaseLent();
+    this.keepers.clear();
     await this.env.close();
     for (const companion of this.companions.values()) await companion.close();
     await this.options.lock?.release();

@@ -10,9 +10,10 @@ import { LmdbStore } from './lmdb.js';
 
 /**
  * A store lent to another thread of this process (`Store.lendReader`,
- * `lendWriter`), as that thread reads and writes it: only LMDB lends itself.
+ * `lendWriter`), as that thread reads and writes it, and gives it back
+ * (`Store.keepLent`): only LMDB lends itself.
  */
-export { readLent, writeLent } from './lmdb-lent.js';
+export { readLent, releaseLent, writeLent } from './lmdb-lent.js';
 
 export type StoreConfig = Pick<Config, 'store' | 'dataDir' | 'fdbClusterFile' | 'fdbPrefix'> & Partial<Pick<Config, 'commitWindowMs'>>;
 

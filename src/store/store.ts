@@ -309,6 +309,15 @@ export interface Store {
    * Absent where writers need no turn (FoundationDB).
    */
   lendWriter?<T>(write: (lease: StoreLease) => Promise<LentWrite<T>>): Promise<T>;
+  /**
+   * Asks the store to call `release` with its path, and wait for it, before
+   * it closes its files or swaps them (a compaction): a thread it lends
+   * them to keeps them open between leases (`lmdb-lent.ts`), and must have
+   * closed them by then, since lmdb-js shares one environment per path in a
+   * process. Registering the same function again changes nothing. Absent
+   * where nothing is lent (FoundationDB).
+   */
+  keepLent?(release: (path: string) => Promise<void>): void;
 }
 
 /** Where a lent store's files are, and, to a lent writer, the commit sequence its commit records (a decimal: it crosses threads). */

@@ -6,14 +6,16 @@
  * it does between threads): what a user of the store would check is that a
  * lent commit lands in order with the store's own, is read by every later
  * transaction, survives a restart, and that a lent writer that fails
- * changes nothing.
+ * changes nothing. The lent side keeps the environment open between leases
+ * and gives it back when the store asks (`keepLent`), as the merge thread
+ * does: a compaction's swap and a close must not leave it on the old file.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb.js';
-import { readLent, writeLent } from '../../src/store/open.js';
+import { readLent, releaseLent, writeLent } from '../../src/store/open.js';
 import { StoreError } from '../../src/store/store.js';
 
 const key = (name: string): Buffer => Buffer.from(name);
@@ -26,6 +28,8 @@ describe('an LMDB store lent to another thread', () => {
     const path = dir ?? mkdtempSync(join(tmpdir(), 'baton-lent-'));
     if (dir === undefined) dirs.push(path);
     const store = LmdbStore.open({ path });
+    // As the indexer does for its merge thread: the lent side's environment is given back before a close or a swap.
+    store.keepLent(releaseLent);
     stores.push(store);
     return { store, dir: path };
   };
@@ -123,6 +127,44 @@ describe('an LMDB store lent to another thread', () => {
     await Promise.all([reading, compacting]);
     expect(events).toEqual(['read v', 'compacted']);
     expect(text(await store.transact((tx) => tx.get(key('k')), { readOnly: true }))).toBe('v');
+  });
+
+  it('has the environment kept open between leases given back before a compaction swaps the file: later writes land in the new file', async () => {
+    const { store, dir } = open();
+    await store.lendWriter((lease) => writeLent(lease, async (tx) => tx.set(key('before'), key('1'))));
+    await store.transact(async (tx) => tx.set(key('bulk'), Buffer.alloc(64 * 1024, 1)));
+    await store.transact(async (tx) => tx.clear(key('bulk')));
+    await store.compact();
+    await store.transact(async (tx) => tx.set(key('after'), key('2')));
+    await store.lendWriter((lease) => writeLent(lease, async (tx) => tx.set(key('lent after'), key('3'))));
+    expect(text(await store.lendReader((lease) => readLent(lease, async (tx) => tx.get(key('after')))))).toBe('2');
+    await store.close();
+    stores.splice(stores.indexOf(store), 1);
+    const { store: reopened } = open(dir);
+    const read = (name: string) => reopened.transact(async (tx) => text(await tx.get(key(name))), { readOnly: true });
+    expect([await read('before'), await read('after'), await read('lent after')]).toEqual(['1', '2', '3']);
+  });
+
+  it('closes only once the lent reader that uses the environment is done', async () => {
+    const { store } = open();
+    await store.transact(async (tx) => tx.set(key('k'), key('v')));
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const reading = store.lendReader((lease) =>
+      readLent(lease, async (tx) => {
+        await held;
+        return text(await tx.get(key('k')));
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    let closed = false;
+    const closing = store.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(false);
+    finish();
+    expect(await reading).toBe('v');
+    await closing;
+    expect(closed).toBe(true);
   });
 
   it('refuses to lend a closed store', async () => {

@@ -45,7 +45,7 @@ import { writeApart } from './runs-apart.js';
 import type { KeyValue, Store } from '../../store/store.js';
 
 /** A store that lends its files and its writer to the merge thread (LMDB: `store/lmdb-lent.ts`). */
-type Lending = Required<Pick<Store, 'lendReader' | 'lendWriter'>>;
+type Lending = Required<Pick<Store, 'lendReader' | 'lendWriter' | 'keepLent'>>;
 
 /** A batch merged: how many entries, and whether its listing was a full batch (more may wait behind it). */
 interface Batch {
@@ -315,7 +315,7 @@ export class Indexer {
    * inject faults), where the thread's writes come back here.
    */
   private lending(): { store: Lending; runs: Lending | undefined } | undefined {
-    const lends = (store: Partial<Lending>): store is Lending => store.lendReader !== undefined && store.lendWriter !== undefined;
+    const lends = (store: Partial<Lending>): store is Lending => store.lendReader !== undefined && store.lendWriter !== undefined && store.keepLent !== undefined;
     const { store, runsApart } = this.ctx;
     if (!lends(store)) return undefined;
     if (runsApart?.merges !== true) return { store, runs: undefined };
@@ -332,6 +332,9 @@ export class Indexer {
    * hands the batch to the event loop, as in {@link mergeOnThread}.
    */
   private async mergeLent(tenant: string, sealing: Sealing | undefined, drain: boolean, lending: { store: Lending; runs: Lending | undefined }): Promise<Batch | typeof LEFT> {
+    // The thread keeps each store's environment open between batches: the store asks for it back before it closes or swaps it.
+    lending.store.keepLent(this.thread.release);
+    lending.runs?.keepLent(this.thread.release);
     let prepared;
     try {
       prepared = await lending.store.lendReader((lease) => this.thread.prepare({ tenant, lease, sealed: sealing !== undefined, drain, runsApart: lending.runs !== undefined }));

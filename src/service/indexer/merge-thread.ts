@@ -14,7 +14,7 @@ import { servedKeyLayout } from '../repository/repository.js';
 import { StoreError, type KeyValue, type LentWrite, type StoreLease } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
 import type { TaskMerge } from './merge-rows.js';
-import type { LentRequest, MergeReply, PrepareRequest, Prepared, RowsRequest } from './merge-worker.js';
+import type { LentRequest, MergeReply, PrepareRequest, Prepared, ReleaseRequest, RowsRequest } from './merge-worker.js';
 import { ThreadCalls } from '../repository/thread-calls.js';
 
 
@@ -100,6 +100,16 @@ export class MergeThread {
     if (done === undefined) throw new Error('The merge thread answered nothing.');
     return { value: done, committed: committed === true };
   }
+
+  /**
+   * Closes the environment the thread keeps open at `path` (`Store.keepLent`):
+   * a thread not running keeps none, and one that fails meanwhile held
+   * nothing once it ended (lmdb-js closes a thread's environments with it).
+   */
+  readonly release = async (path: string): Promise<void> => {
+    if (!this.thread.running) return;
+    await this.thread.call({ kind: 'release', path } satisfies Omit<ReleaseRequest, 'id'>).catch(() => undefined);
+  };
 
   /** Stops the thread; batches waiting are refused, and the next batch starts it again. */
   close(): Promise<void> {

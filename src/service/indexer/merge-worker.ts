@@ -22,7 +22,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { readLent, writeLent } from '../../store/open.js';
+import { readLent, releaseLent, writeLent } from '../../store/open.js';
 import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type Transaction } from '../../store/store.js';
 import { packInLayout, runKeys, type KeyLayout } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
@@ -66,7 +66,14 @@ export interface LentRequest {
   lease?: StoreLease;
 }
 
-export type MergeRequest = RowsRequest | PrepareRequest | LentRequest;
+/** Close the environment kept open at `path`: the store that lent it closes or swaps its file (`Store.keepLent`). */
+export interface ReleaseRequest {
+  id: number;
+  kind: 'release';
+  path: string;
+}
+
+export type MergeRequest = RowsRequest | PrepareRequest | LentRequest | ReleaseRequest;
 
 /** What a `prepare` found: fewer than a full batch (`left`), nothing (`empty`), a word to blind (`keyNeeded`), or a batch of `count` entries. */
 export interface Prepared {
@@ -190,6 +197,8 @@ function answerOf(request: MergeRequest): Promise<{ reply: MergeReply; transfer?
     case 'prepare':
       packInLayout(request.layout);
       return prepare(request).then((done) => ({ reply: { id: request.id, prepared: done } }), (error: unknown) => storeFailure(request.id, error));
+    case 'release':
+      return releaseLent(request.path).then(() => ({ reply: { id: request.id } }), (error: unknown) => storeFailure(request.id, error));
     case 'runs':
     case 'apply':
     case 'drop':

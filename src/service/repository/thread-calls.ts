@@ -35,6 +35,11 @@ export class ThreadCalls<Answer extends ThreadAnswer> {
     return !this.failed;
   }
 
+  /** Whether the thread is running now (a call would not start it). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
   /** How many calls wait for their answer. */
   get pending(): number {
     return this.waiting.size;
