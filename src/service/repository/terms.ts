@@ -54,7 +54,7 @@ export interface RunsApart {
 
 /** The open runs a merged checkpoint ends: the words it lacks (not stamped with its serial), and where each run starts. */
 interface Ending {
-  held: ReadonlyMap<string, number>;
+  stamps: ReadonlyMap<string, number>;
   serial: number;
   words: string[];
   starts: IndexPosition[];
@@ -62,7 +62,7 @@ interface Ending {
 
 /** A word of the open runs that the checkpoint merged lacks: its run ends (a module function: see `open-runs.ts`'s callbacks). */
 function pushEnding(this: Ending, start: IndexPosition, word: string): void {
-  if (this.held.get(word) === this.serial) return;
+  if (this.stamps.get(word) === this.serial) return;
   this.words.push(word);
   this.starts.push(start);
 }
@@ -189,8 +189,8 @@ export class TermRows {
   private readonly index: IndexRows;
   /** Run keys this transaction removed, to clear apart once it has committed (`runs-apart.ts`). */
   readonly clearedApart: Buffer[] = [];
-  /** The merge's stamps: each word of the checkpoint it merges, with the checkpoint's serial (`merge`). */
-  private readonly held = new Map<string, number>();
+  /** The merge's stamps: each word of the checkpoint it merges, with the checkpoint's serial (`merge`); made by the first merge. */
+  private stamps: Map<string, number> | undefined;
   private serial = 0;
 
   constructor(
@@ -258,6 +258,7 @@ export class TermRows {
     // The task's open runs, changed in place checkpoint by checkpoint: the map kept for the task is taken out of the
     // cache before its first change (`takeOpenRuns`), and the map written goes back. A map made afresh for each merged
     // checkpoint was the largest garbage of the merge thread, and most of what it promoted (issue 44).
+    const stamps = (this.stamps ??= new Map());
     let open: Map<string, IndexPosition> = entries[0]!.previous === undefined ? new Map() : (await this.openRuns(taskId)) as Map<string, IndexPosition>;
     let owned = entries[0]!.previous === undefined;
     let changed = false;
@@ -277,8 +278,8 @@ export class TermRows {
       let startsAt: Buffer | undefined;
       for (const stored of entry.words) {
         const word = this.respelled(stored);
-        if (this.held.get(word) === serial) continue;
-        this.held.set(word, serial);
+        if (stamps.get(word) === serial) continue;
+        stamps.set(word, serial);
         held += 1;
         if (open.has(word)) continue;
         if (!owned) {
@@ -298,7 +299,7 @@ export class TermRows {
           owned = true;
         }
         // Found without iterating the map's entries, which made two objects an open word (~15 KB a merged checkpoint).
-        const ending: Ending = { held: this.held, serial, words: [], starts: [] };
+        const ending: Ending = { stamps, serial, words: [], starts: [] };
         open.forEach(pushEnding, ending);
         for (const word of ending.words) open.delete(word);
         if (endsGrouped()) await this.endTogether(taskId, ending, open, entry.previous!);
