@@ -89,6 +89,18 @@ describe('the open runs\' text', () => {
     expect(openRunsOf(openRunsText(new Map()))).toEqual(new Map());
   });
 
+  it('writes one line a start, its words in the map’s order, whether they lie together in the map or apart', () => {
+    const together = new Map([['lease', A], ['epoch', A], ['sweeper', B], ['replay', B]]);
+    expect(openRunsText(together)).toBe(openRunsText(new Map([['lease', A], ['epoch', A], ['sweeper', B], ['replay', B]])));
+    const apart = new Map([['lease', A], ['sweeper', B], ['epoch', A], ['replay', B]]);
+    for (const runs of [together, apart]) {
+      const lines = openRunsText(runs).split('\n').filter((line) => line !== '');
+      expect(lines).toHaveLength(2);
+      expect(lines.map((line) => line.split('\t')[1])).toEqual(['lease epoch', 'sweeper replay']);
+      expect([...openRunsOf(openRunsText(runs))].sort()).toEqual([...runs].sort());
+    }
+  });
+
   it('keeps which starts have had some of their runs ended (format 10), first line or not, and leaves the position it was given alone', () => {
     const ended = markedEnded(A);
     expect(endedBefore(A)).toBe(false);
