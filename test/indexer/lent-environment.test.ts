@@ -10,17 +10,26 @@
  * goes back to the disk); and checkpoints written and merged before and
  * after it are all there, and found by their words, once the process holds
  * nothing of the store any more (its merge thread stopped) and the data
- * directory is opened again.
+ * directory is opened again. LMDB only, whatever store the suite runs on:
+ * only LMDB lends itself to the merge thread.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { afterEach, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { configSchema } from '../../src/config.js';
 import { MERGE_THREAD } from '../../src/service/indexer/merge-thread.js';
 import { keyspaceOf } from '../../src/service/repository/keyspace.js';
+import { LmdbStore } from '../../src/store/lmdb.js';
 import type { Store } from '../../src/store/store.js';
-import { auth, buildTestApp, checkpointBody, type TestApp } from '../support/app.js';
+import { auth, checkpointBody, TOKENS } from '../support/app.js';
 
-type App = Pick<TestApp, 'app' | 'store'>;
+interface App {
+  app: FastifyInstance;
+  store: Store;
+}
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -50,8 +59,20 @@ async function merged(store: Store): Promise<void> {
 }
 
 it('leaves no mapping of the file a compaction replaced, and has every checkpoint written and merged before and after it, found by its words, once the data is opened again', async () => {
-  const first = await buildTestApp({ config: { indexerDelayMs: 0 } });
-  cleanups.push(async () => rmSync(first.dir, { recursive: true, force: true }));
+  const dir = mkdtempSync(join(tmpdir(), 'baton-lent-environment-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const config = configSchema.parse({ dataDir: dir, tokens: `writer:${TOKENS.writer}`, logLevel: 'silent', indexerDelayMs: 0 });
+  const open = async (): Promise<App> => {
+    const store = LmdbStore.open({ path: dir });
+    return { store, app: await buildApp({ config, store, eventPollMs: 100 }) };
+  };
+  const first = await open();
+  let firstOpen = true;
+  cleanups.push(async () => {
+    if (!firstOpen) return;
+    await first.app.close();
+    await first.store.close();
+  });
   const before: string[] = [];
   for (let n = 0; n < 4; n++) before.push(await create(first, `task-${n % 2}`, 'ptarmigan'));
   await merged(first.store);
@@ -64,22 +85,21 @@ it('leaves no mapping of the file a compaction replaced, and has every checkpoin
   // Threads share the process's mappings: the merge thread's environment is among them.
   const replaced = readFileSync('/proc/self/maps', 'utf8')
     .split('\n')
-    .filter((line) => line.includes(first.dir) && line.endsWith('(deleted)'));
+    .filter((line) => line.includes(dir) && line.endsWith('(deleted)'));
   expect(replaced).toEqual([]);
+  firstOpen = false;
   await first.app.close();
   await first.store.close();
   // As a new process would: nothing of the store left open here, the merge thread's environments included.
   await MERGE_THREAD.close();
 
-  const store = await first.reopen();
-  const app = await buildApp({ config: first.config, store, eventPollMs: 100 });
+  const again = await open();
   cleanups.push(async () => {
-    await app.close();
-    await store.close();
+    await again.app.close();
+    await again.store.close();
   });
-  const again = { app, store };
   for (const id of [...before, ...after]) {
-    const res = await app.inject({ method: 'GET', url: `/v1/checkpoints/${id}`, headers: auth() });
+    const res = await again.app.inject({ method: 'GET', url: `/v1/checkpoints/${id}`, headers: auth() });
     expect(res.statusCode, `${id}: ${res.body}`).toBe(200);
   }
   expect(await found(again, 'ptarmigan')).toEqual([...before].sort());
