@@ -7,10 +7,11 @@
  * made every pause longer: `docs/performance.md`, issue 44, eleventh stop).
  *
  * lmdb-js shares one environment between the threads of a process that open
- * the same path. The thread opens it at its first lease and keeps it open
- * between leases; the store asks for it back (`releaseLent`) before it
- * closes or swaps the file, and a lease keeps it from swapping the file
- * meanwhile.
+ * the same file (told apart by its inode). The thread opens it at its first
+ * lease and keeps it open between leases; the store asks for it back
+ * (`releaseLent`) before it closes or swaps the file, since one kept past a
+ * swap would still be the replaced file's, and a lease keeps it from
+ * swapping the file meanwhile.
  * A lent writer is the store's single writer for its lease: nothing else
  * writes the environment, so what it reads stays as read until it commits,
  * and its commit is one LMDB transaction, durable when it returns, that

@@ -341,11 +341,11 @@ export class LmdbStore implements Store, PendingReader {
   }
 
   /**
-   * Has every thread that keeps the environment open close it: lmdb-js
-   * shares one native environment per path in a process, so one kept open
-   * elsewhere would be the one this store opened again after a swap, the old
-   * file's. A thread that cannot answer (it failed) holds nothing: its
-   * environments closed with it.
+   * Has every thread that keeps the environment open close it: one kept
+   * open past a swap would still be the replaced file's (lmdb-js tells
+   * environments apart by the file's inode), and that thread would go on
+   * merging into it. A thread that cannot answer (it failed) holds nothing:
+   * its environments closed with it.
    */
   private async releaseLent(): Promise<void> {
     for (const release of this.keepers) await release(this.options.path).catch(() => undefined);

@@ -313,9 +313,9 @@ export interface Store {
    * Asks the store to call `release` with its path, and wait for it, before
    * it closes its files or swaps them (a compaction): a thread it lends
    * them to keeps them open between leases (`lmdb-lent.ts`), and must have
-   * closed them by then, since lmdb-js shares one environment per path in a
-   * process. Registering the same function again changes nothing. Absent
-   * where nothing is lent (FoundationDB).
+   * closed them by then: kept past a swap, they would still be the replaced
+   * file. Registering the same function again changes nothing. Absent where
+   * nothing is lent (FoundationDB).
    */
   keepLent?(release: (path: string) => Promise<void>): void;
 }

@@ -257,7 +257,7 @@ export class TermRows {
     if (entries.length === 0) return;
     // The task's open runs, changed in place checkpoint by checkpoint: the map kept for the task is taken out of the
     // cache before its first change (`takeOpenRuns`), and the map written goes back. A map made afresh for each merged
-    // checkpoint was the largest garbage of the merge thread, and most of what it promoted (issue 44).
+    // checkpoint was the largest garbage of the merge thread (issue 44).
     const stamps = (this.stamps ??= new Map());
     let open: Map<string, IndexPosition> = entries[0]!.previous === undefined ? new Map() : (await this.openRuns(taskId)) as Map<string, IndexPosition>;
     let owned = entries[0]!.previous === undefined;
