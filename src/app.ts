@@ -7,6 +7,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { fastifyOptions, registerPlugins } from './http/plugins/index.js';
+import { requestAlone } from './http/plugins/in-flight.js';
 import { httpsOptions } from './http/tls.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { checkpointRoutes } from './http/routes/checkpoints.js';
@@ -54,6 +55,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, ctx } = runtime;
   const app = Fastify({ ...fastifyOptions(config), ...(https ? { https } : {}), ...(options.logger ? { loggerInstance: options.logger } : { logger: false }) });
   await registerPlugins(app, { config, metrics: ctx.metrics });
+  // A lone request's commit runs on the event loop (`Store.commitInline`): no one else waits meanwhile.
+  runtime.store.commitInline?.(requestAlone);
 
   await app.register(healthRoutes, { store: runtime.store, queue: runtime.queue, dataDisk: ctx.dataDisk, now: ctx.now });
   if (owned) {

@@ -54,6 +54,8 @@ export interface LmdbStoreOptions {
 
 /** The most transactions one held commit gathers before it starts. */
 const WINDOW_MAX_PARTS = 256;
+/** The most writes a commit run on the calling thread holds (a create writes about a dozen; a purge's page, hundreds). */
+const INLINE_MAX_WRITES = 64;
 
 /** One transaction's writes, as a commit takes them. */
 interface CommitPart {
@@ -91,6 +93,10 @@ export class LmdbStore implements Store, PendingReader {
   private readonly readers = new ReadGate();
   /** Write transactions under way: from the start of their turn to their answer. */
   private writers = 0;
+  /** Commits handed to lmdb-js's writer thread and not yet settled. */
+  private handedOver = 0;
+  /** Whether nothing else waits on the process (`commitInline`). */
+  private alone: (() => boolean) | undefined;
   private readonly window: CommitWindow<CommitPart>;
   /** What threads that keep the environment open between leases close it with (`keepLent`). */
   private readonly keepers = new Set<(path: string) => Promise<void>>();
@@ -399,10 +405,16 @@ export class LmdbStore implements Store, PendingReader {
     return bytes === undefined ? 0n : bytes.readBigUInt64BE();
   }
 
+  commitInline(alone: () => boolean): void {
+    this.alone = alone;
+  }
+
   /** One LMDB commit of the parts (transactions `first` to `last`, in order). */
   private commit(parts: CommitPart[], first: bigint, last: bigint): Promise<void> {
     const sequenceBytes = Buffer.alloc(8);
     sequenceBytes.writeBigUInt64BE(last);
+    if (this.inlineFits(parts)) return this.commitHere(parts[0]!, first, sequenceBytes);
+    this.handedOver += 1;
     // A batch runs entirely on LMDB's write thread and lands in one LMDB
     // transaction with every other write of this event turn; a transaction
     // callback would instead wait for the main thread, which is busy serving.
@@ -422,14 +434,57 @@ export class LmdbStore implements Store, PendingReader {
         void this.meta.put(SEQUENCE_KEY, sequenceBytes);
       })
       .then(
-        () => undefined,
+        () => {
+          this.handedOver -= 1;
+        },
         async (error: unknown) => {
-          this.failedFrom ??= first;
-          const failure = await commitFailure(error, this.options.path);
-          this.failure ??= failure;
-          throw failure;
+          this.handedOver -= 1;
+          throw await this.failed(error, first);
         },
       );
+  }
+
+  /**
+   * Whether a commit may run on this thread: one transaction's few writes,
+   * no other write transaction under way nor commit handed over, and
+   * nothing else waiting on the process. A lone create then answers without
+   * two hand-offs between threads (one caller: ~10 % more creates a second,
+   * `docs/performance.md`, issue 44); the thread waits on the fsync
+   * meanwhile, which beside other requests would hold them up (the open
+   * loop's reads waited 18–29 ms at p50 when every commit alone in the
+   * store ran here).
+   */
+  private inlineFits(parts: CommitPart[]): boolean {
+    if (parts.length !== 1 || this.writers > 1 || this.handedOver > 0 || this.alone?.() !== true) return false;
+    const { writes, blind } = parts[0]!;
+    return writes.size + blind.length <= INLINE_MAX_WRITES;
+  }
+
+  /** One transaction's writes committed on this thread, durable when it returns. */
+  private commitHere({ writes, blind }: CommitPart, first: bigint, sequenceBytes: Buffer): Promise<void> {
+    try {
+      this.env.transactionSync(() => {
+        writes.forEach(this.putHere, this);
+        blind.forEach(this.putHere, this);
+        this.meta.putSync(SEQUENCE_KEY, sequenceBytes);
+      });
+    } catch (error) {
+      return this.failed(error, first).then((failure) => Promise.reject(failure));
+    }
+    return Promise.resolve();
+  }
+
+  private putHere({ key, value }: PendingWrite): void {
+    if (value === null) this.data.removeSync(key);
+    else this.data.putSync(key, value);
+  }
+
+  /** Records a failed commit of the transactions from `first`: what the store answers from now on, until it recovers. */
+  private async failed(error: unknown, first: bigint): Promise<StoreError> {
+    this.failedFrom ??= first;
+    const failure = await commitFailure(error, this.options.path);
+    this.failure ??= failure;
+    return failure;
   }
 
   pendingValue(keyId: string): Bytes | null | undefined {

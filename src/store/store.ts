@@ -318,6 +318,14 @@ export interface Store {
    * nothing is lent (FoundationDB).
    */
   keepLent?(release: (path: string) => Promise<void>): void;
+  /**
+   * Tells the store when nothing else waits on this process (`alone`: the
+   * HTTP server has one request in flight), so that a small commit with no
+   * other under way may run on the calling thread rather than be handed to
+   * a writer thread and back. Absent where a commit is not this process's
+   * own work (FoundationDB).
+   */
+  commitInline?(alone: () => boolean): void;
 }
 
 /** Where a lent store's files are, and, to a lent writer, the commit sequence its commit records (a decimal: it crosses threads). */

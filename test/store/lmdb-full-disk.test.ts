@@ -77,4 +77,35 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
     expect(stamps.map((entry) => entry.value.toString())).toEqual(['before', 'after']);
     console.log(`LMDB full disk: ${acknowledged.length} commits acknowledged, ${failures.length} refused as no_space, all there after the room was made and after reopening`);
   });
+
+  it('does the same for a lone writer whose commits run on the calling thread (commitInline)', { timeout: 120_000 }, async () => {
+    mounted = mountTmpfs(16);
+    const path = join(mounted.dir, 'data');
+    store = LmdbStore.open({ path });
+    store.commitInline(() => true);
+    await store.transact(async (tx) => tx.set(Buffer.from('before'), Buffer.from('yes')));
+    mounted.fill(1_000_000);
+
+    const acknowledged: Buffer[] = [Buffer.from('before')];
+    const failures: unknown[] = [];
+    for (let n = 0; failures.length < 3 && n < 8_000; n++) {
+      try {
+        await store.transact(async (tx) => tx.set(key(0, n), value(0, n)), { maxRetries: 0 });
+        acknowledged.push(key(0, n));
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    expect(acknowledged.length).toBeGreaterThan(1);
+    expect(failures.length).toBe(3);
+    for (const failure of failures) expect(failure).toMatchObject({ code: 'no_space', retriable: false, message: expect.stringContaining(path) });
+
+    const read = async (keys: Buffer[]): Promise<number> => store!.transact(async (tx) => (await Promise.all(keys.map((k) => tx.get(k)))).filter((v) => v !== undefined).length, { readOnly: true });
+    expect(await read(acknowledged)).toBe(acknowledged.length);
+    mounted.free();
+    await store.transact(async (tx) => tx.set(Buffer.from('after-room'), Buffer.from('yes')));
+    await store.close();
+    store = LmdbStore.open({ path });
+    expect(await read([...acknowledged, Buffer.from('after-room')])).toBe(acknowledged.length + 1);
+  });
 });

@@ -21,6 +21,7 @@ import { bodyDrainPlugin, drainLimits } from './body-drain.js';
 import { clientErrorHandler } from './client-errors.js';
 import { errorsPlugin, frameworkErrors } from './errors.js';
 import { httpMetricsPlugin } from './metrics.js';
+import { requestsInFlightPlugin } from './in-flight.js';
 import { openapiPlugin } from './openapi.js';
 import { registerJsonBody } from './json-body.js';
 import { genReqId, requestIdPlugin } from './request-id.js';
@@ -61,6 +62,7 @@ export async function registerPlugins(app: FastifyInstance, opts: { config: Conf
   app.removeContentTypeParser('text/plain');
   // A merge patch is a JSON document (RFC 7396): one parser for both, with the same checks and body limit.
   registerJsonBody(app);
+  await app.register(requestsInFlightPlugin);
   await app.register(requestIdPlugin);
   await app.register(tracingPlugin);
   await app.register(errorsPlugin);
