@@ -21,9 +21,10 @@
  *   handoff       BENCH_HANDOFF_WORKERS agents (default 20), each on its own task in a
  *                 loop: create, then handoff + ack timed together; the create's p99
  *                 from the same loop is the yardstick (DESIGN §9: p99 <= 3x)
- *   queued create the create scenario with the store made unavailable (the server runs
- *                 with --enable-fault-injection): every create is answered 202 from the
- *                 fsynced local queue; then the store comes back and the replay is timed
+ *   queued create the create scenario with the store made unavailable, against a Baton of
+ *                 its own started with --enable-fault-injection (the others run as
+ *                 `npm start` does): every create is answered 202 from the fsynced
+ *                 local queue; then the store comes back and the replay is timed
  *   history(100)  GET /v1/tasks/:taskId/checkpoints?limit=100 on 5 tasks with
  *                 120 checkpoints each, at BENCH_CONNECTIONS and at 1 connection
  *   create traced the create scenario against a second Baton exporting every span
@@ -198,7 +199,9 @@ async function main(): Promise<void> {
 
   const cpuProfArgs = CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF_DIR] : [];
   const [baton, bare] = await Promise.all([
-    startServer('baton', BATON_MAIN, batonEnv, '/readyz', cpuProfArgs, ['--enable-fault-injection']),
+    // As `npm start` runs it: a store wrapped to inject faults lends nothing to the merge thread (its writes come back
+    // to the event loop) and commits nothing on the event loop, so the queued create has a Baton of its own.
+    startServer('baton', BATON_MAIN, batonEnv, '/readyz', cpuProfArgs),
     startServer('bare', 'loadtest/bare-server.ts', { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', BARE_BODY_LIMIT: String(bodyLimit), BARE_FLOOR_DIR: tempDirs.make('floor') }, '/v1/checkpoints/x'),
   ]);
   console.log(`baton pid ${baton.child.pid} at ${baton.url} (data ${dataDir}); bare pid ${bare.child.pid} at ${bare.url}`);
@@ -331,7 +334,12 @@ async function main(): Promise<void> {
 
   // Last: a burst of tens of thousands of queued writes and their replay grow the store and the heap, which would colour what follows.
   step('queued create (store made unavailable: every create answered 202 from the fsynced local queue), then the replay');
-  const queue = process.env.BENCH_QUEUE === '0' ? undefined : await queueScenario(baton);
+  let queue: Awaited<ReturnType<typeof queueScenario>> | undefined;
+  if (process.env.BENCH_QUEUE !== '0') {
+    const queueing = await startServer('baton-queue', BATON_MAIN, { ...batonEnv, ...ownStore('queue') }, '/readyz', [], ['--enable-fault-injection']);
+    queue = await queueScenario(queueing);
+    queueing.child.kill('SIGTERM');
+  }
   if (queue) rows.push(['queued create', 'baton', queue.queued]);
 
 
