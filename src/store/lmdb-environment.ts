@@ -32,3 +32,33 @@ export function databasesOf(env: RootDatabase): { data: Database<Buffer, Buffer>
     meta: env.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' }),
   };
 }
+
+/** A write of a commit: `null` removes the key. */
+interface CommitWrite {
+  key: Buffer;
+  value: Buffer | null;
+}
+
+/**
+ * Commits `writes`, then `blind`, with the commit `sequence`, as one LMDB
+ * transaction on the calling thread, durable when it returns: the store's
+ * lone commits (`lmdb.ts`, `commitInline`) and a lent writer's
+ * (`lmdb-lent.ts`).
+ */
+export function commitSync(env: RootDatabase, { data, meta }: ReturnType<typeof databasesOf>, writes: ReadonlyMap<string, CommitWrite>, blind: readonly CommitWrite[], sequence: Buffer): void {
+  env.transactionSync(() => {
+    writes.forEach(writeOne, data);
+    blind.forEach(writeOne, data);
+    meta.putSync(SEQUENCE_KEY, sequence);
+  });
+}
+
+/**
+ * One write into `this`, the environment's data: a module function, not a
+ * callback made at each commit, whose optimized code a collection between
+ * a thread's batches cleared, to be optimized again each batch.
+ */
+function writeOne(this: Database<Buffer, Buffer>, { key, value }: CommitWrite): void {
+  if (value === null) this.removeSync(key);
+  else this.putSync(key, value);
+}

@@ -19,9 +19,9 @@
  *
  * @module
  */
-import type { Database, RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import { commitFailure } from './lmdb-errors.js';
-import { databasesOf, openEnvironment, SEQUENCE_KEY } from './lmdb-environment.js';
+import { commitSync, databasesOf, openEnvironment } from './lmdb-environment.js';
 import { SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction } from './lmdb-transaction.js';
 import { StoreError, type LentWrite, type StoreLease, type Transaction } from './store.js';
@@ -51,9 +51,9 @@ export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) =>
   if (lease.sequence === undefined) throw new StoreError('internal', 'A lent writer needs the commit sequence of its lease.');
   const sequence = Buffer.alloc(8);
   sequence.writeBigUInt64BE(BigInt(lease.sequence));
-  return withEnvironment(lease, async (env, { data, meta }) => {
+  return withEnvironment(lease, async (env, databases) => {
     const snapshot = env.useReadTransaction();
-    const tx = new MemoryTransaction(new SnapshotReader(data, snapshot));
+    const tx = new MemoryTransaction(new SnapshotReader(databases.data, snapshot));
     let value: T;
     try {
       value = await body(tx);
@@ -66,29 +66,12 @@ export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) =>
     if (stamped.length > 0) throw new StoreError('internal', 'A lent writer cannot stamp keys with its commit.');
     if (writes.size === 0 && blind.length === 0) return { value, committed: false };
     try {
-      env.transactionSync(() => {
-        writes.forEach(writeOne, data);
-        for (const { key, value: written } of blind) {
-          if (written === null) data.removeSync(key);
-          else data.putSync(key, written);
-        }
-        meta.putSync(SEQUENCE_KEY, sequence);
-      });
+      commitSync(env, databases, writes, blind, sequence);
     } catch (error) {
       throw await commitFailure(error, lease.path);
     }
     return { value, committed: true };
   });
-}
-
-/**
- * One write of a lent transaction into `this`, the environment's data: a
- * module function, not a callback made at each commit, whose optimized code
- * a collection between batches cleared, to be optimized again each batch.
- */
-function writeOne(this: Database<Buffer, Buffer>, { key, value }: { key: Buffer; value: Buffer | null }): void {
-  if (value === null) this.removeSync(key);
-  else this.putSync(key, value);
 }
 
 /** An environment this thread keeps open between leases, its databases, and the leases using it now. */

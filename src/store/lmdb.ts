@@ -20,7 +20,7 @@ import { withinDeadline } from './limits.js';
 import { commitFailure, quietOrphanedCommits } from './lmdb-errors.js';
 import { ReadGate, removeUnfinishedCopy, replaceWithCopy, writeCompactedCopy } from './lmdb-compact.js';
 import { CommitWindow } from './lmdb-commit-window.js';
-import { databasesOf, openEnvironment, SEQUENCE_KEY } from './lmdb-environment.js';
+import { commitSync, databasesOf, openEnvironment, SEQUENCE_KEY } from './lmdb-environment.js';
 import { PendingOverlay, type PendingWrite } from './lmdb-pending.js';
 import { copyOf, readFast, readRange, SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction, type PendingReader } from './lmdb-transaction.js';
@@ -463,20 +463,11 @@ export class LmdbStore implements Store, PendingReader {
   /** One transaction's writes committed on this thread, durable when it returns. */
   private commitHere({ writes, blind }: CommitPart, first: bigint, sequenceBytes: Buffer): Promise<void> {
     try {
-      this.env.transactionSync(() => {
-        writes.forEach(this.putHere, this);
-        blind.forEach(this.putHere, this);
-        this.meta.putSync(SEQUENCE_KEY, sequenceBytes);
-      });
+      commitSync(this.env, { data: this.data, meta: this.meta }, writes, blind, sequenceBytes);
     } catch (error) {
       return this.failed(error, first).then((failure) => Promise.reject(failure));
     }
     return Promise.resolve();
-  }
-
-  private putHere({ key, value }: PendingWrite): void {
-    if (value === null) this.data.removeSync(key);
-    else this.data.putSync(key, value);
   }
 
   /** Records a failed commit of the transactions from `first`: what the store answers from now on, until it recovers. */
