@@ -323,13 +323,16 @@ export class Indexer {
   }
 
   /**
-   * One batch merged wholly on the merge thread (LMDB): the store lends it
-   * the environment to list the batch and make its merge, then the runs
-   * apart their writer for the runs the merge opens, then its own writer
-   * for the merge, which checks first that every row it read is unchanged
-   * (`batch.ts`, `applyMerges`). The batch's keys and values stay on the
-   * thread: the event loop only takes turns and counts. A failed thread
-   * hands the batch to the event loop, as in {@link mergeOnThread}.
+   * One batch merged wholly off the event loop (LMDB): the store lends the
+   * merge thread the environment to list the batch and make its merge, then
+   * the runs apart their writer for the runs the merge opens; the merge
+   * then goes to the commit thread (at the process's priority, since every
+   * create waits while it holds the writer), to which the store lends its
+   * own writer for the merge, which checks first that every row it read is
+   * unchanged (`batch.ts`, `applyMerges`). The batch's keys and values stay
+   * off the event loop's heap: it only takes turns, passes one buffer on and
+   * counts. A failed thread hands the batch to the event loop, as in
+   * {@link mergeOnThread}.
    */
   private async mergeLent(tenant: string, sealing: Sealing | undefined, drain: boolean, lending: { store: Lending; runs: Lending | undefined }): Promise<Batch | typeof LEFT> {
     // The thread keeps each store's environment open between batches: the store asks for it back before it closes or swaps it.
@@ -350,7 +353,9 @@ export class Indexer {
     let merged: number;
     try {
       if (lending.runs !== undefined) await lending.runs.lendWriter((lease) => this.thread.commitRuns(batch, lease));
-      merged = await lending.store.lendWriter((lease) => this.thread.apply(batch, lease));
+      // Taken before the writer is lent: the store's writer is held only for the commit thread's check and commit.
+      const merge = await this.thread.take(batch);
+      merged = await lending.store.lendWriter((lease) => this.thread.commit(merge, lease));
     } catch (error) {
       await this.thread.drop(batch);
       if (this.thread.available) throw error;

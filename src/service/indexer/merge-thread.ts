@@ -14,31 +14,34 @@ import { servedKeyLayout } from '../repository/repository.js';
 import { StoreError, type KeyValue, type LentWrite, type StoreLease } from '../../store/store.js';
 import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
 import type { TaskMerge } from './merge-rows.js';
-import type { LentRequest, MergeReply, PrepareRequest, Prepared, ReleaseRequest, RowsRequest } from './merge-worker.js';
+import type { CommitRequest, LentRequest, MergeReply, PrepareRequest, Prepared, ReleaseRequest, RowsRequest } from './merge-worker.js';
 import { ThreadCalls } from '../repository/thread-calls.js';
 
 
 /**
- * The thread's code: the compiled module in production; under the tests,
- * the TypeScript source through tsx's loader, registered in the thread
- * before the module is imported.
+ * A thread running `merge-worker.ts` as `role`: the compiled module in
+ * production; under the tests, the TypeScript source through tsx's loader,
+ * registered in the thread before the module is imported.
  */
-function workerOf(): Worker {
+function workerOf(role: 'merge' | 'commit'): Worker {
   const typescript = import.meta.url.endsWith('.ts');
   const url = new URL(typescript ? './merge-worker.ts' : './merge-worker.js', import.meta.url);
   // A batch of a few hundred entries at a time: a small heap.
-  const resourceLimits = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 };
-  if (!typescript) return new Worker(url, { resourceLimits });
+  const options = { resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 }, workerData: { role } };
+  if (!typescript) return new Worker(url, options);
   const source = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); });`;
-  return new Worker(source, { eval: true, resourceLimits });
+  return new Worker(source, { eval: true, ...options });
 }
 
 export class MergeThread {
-  private readonly thread = new ThreadCalls<MergeReply>('the merge thread', workerOf);
+  /** Lists and merges batches, and commits their runs apart: background work, at a lower priority (`merge-worker.ts`). */
+  private readonly thread = new ThreadCalls<MergeReply>('the merge thread', () => workerOf('merge'));
+  /** Commits a batch's merge while the store lends it its writer, at the process's priority: creates wait meanwhile. */
+  private readonly committer = new ThreadCalls<MergeReply>('the merge commit thread', () => workerOf('commit'));
 
-  /** Whether batches may go to the thread (false once it failed). */
+  /** Whether batches may go to the threads (false once either failed). */
   get available(): boolean {
-    return this.thread.usable;
+    return this.thread.usable && this.committer.usable;
   }
 
   /**
@@ -84,9 +87,22 @@ export class MergeThread {
     return this.lent('runs', batch, lease);
   }
 
-  /** Commits a prepared batch's merge with the writer `lease` lends: the count of entries merged. The thread forgets the batch. */
-  apply(batch: number, lease: StoreLease): Promise<LentWrite<number>> {
-    return this.lent('apply', batch, lease);
+  /**
+   * A prepared batch's merge, for {@link commit}: one buffer the event loop
+   * passes on without reading. The merge thread forgets the batch.
+   */
+  async take(batch: number): Promise<ArrayBuffer> {
+    const { writes } = await this.thread.call({ kind: 'take', batch } satisfies Omit<LentRequest, 'id'>);
+    if (writes === undefined) throw new Error('The merge thread answered nothing.');
+    return writes;
+  }
+
+  /** Commits a batch's merge ({@link take}) on the commit thread, with the writer `lease` lends: the count of entries merged. */
+  async commit(merge: ArrayBuffer, lease: StoreLease): Promise<LentWrite<number>> {
+    const { done, committed, storeError } = await this.committer.call({ kind: 'commit', merge, lease } satisfies Omit<CommitRequest, 'id'>, [merge]);
+    if (storeError !== undefined) throw new StoreError(storeError.code, storeError.message);
+    if (done === undefined) throw new Error('The merge commit thread answered nothing.');
+    return { value: done, committed: committed === true };
   }
 
   /** Forgets a prepared batch that will not be applied. */
@@ -94,7 +110,7 @@ export class MergeThread {
     if (this.thread.usable) await this.thread.call({ kind: 'drop', batch } satisfies Omit<LentRequest, 'id'>).catch(() => undefined);
   }
 
-  private async lent(kind: 'runs' | 'apply', batch: number, lease: StoreLease): Promise<LentWrite<number>> {
+  private async lent(kind: 'runs', batch: number, lease: StoreLease): Promise<LentWrite<number>> {
     const { done, committed, storeError } = await this.thread.call({ kind, batch, lease } satisfies Omit<LentRequest, 'id'>);
     if (storeError !== undefined) throw new StoreError(storeError.code, storeError.message);
     if (done === undefined) throw new Error('The merge thread answered nothing.');
@@ -107,13 +123,14 @@ export class MergeThread {
    * nothing once it ended (lmdb-js closes a thread's environments with it).
    */
   readonly release = async (path: string): Promise<void> => {
-    if (!this.thread.running) return;
-    await this.thread.call({ kind: 'release', path } satisfies Omit<ReleaseRequest, 'id'>).catch(() => undefined);
+    for (const thread of [this.thread, this.committer]) {
+      if (thread.running) await thread.call({ kind: 'release', path } satisfies Omit<ReleaseRequest, 'id'>).catch(() => undefined);
+    }
   };
 
-  /** Stops the thread; batches waiting are refused, and the next batch starts it again. */
-  close(): Promise<void> {
-    return this.thread.close(true);
+  /** Stops the threads; batches waiting are refused, and the next batch starts them again. */
+  async close(): Promise<void> {
+    await Promise.all([this.thread.close(true), this.committer.close(true)]);
   }
 }
 

@@ -12,22 +12,24 @@
  * already: a word still to blind needs the tenant's key, which stays on the
  * event loop (`KeyNeeded`).
  *
- * Over LMDB the thread does the whole batch (`lent` below): the store lends
- * it the environment to list the batch, then its writer to commit the
- * batch's runs kept apart and the merge itself (`store/lmdb-lent.ts`), so
- * the batch's keys and values never reach the event loop's heap.
+ * Over LMDB the threads do the whole batch (`lent` below): the store lends
+ * the merge thread the environment to list the batch, then the writer of
+ * the runs kept apart to commit them; the batch's merge goes as one buffer
+ * to the commit thread (this module again, at the process's priority), to
+ * which the store lends its own writer for the merge (`store/lmdb-lent.ts`).
+ * The batch's keys and values never reach the event loop's heap.
  *
  * @module
  */
-import { readlinkSync } from 'node:fs';
+import { readlinkSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { readLent, releaseLent, writeLent } from '../../store/open.js';
 import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type Transaction } from '../../store/store.js';
 import { packInLayout, runKeys, type KeyLayout } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
-import { CLEAR, ENTRY, FrameWriter, readFrame, SET, TASK } from './frames.js';
+import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
 import { KEYLESS, KeyNeeded, mergeGiven, type TaskMerge } from './merge-rows.js';
 
 /** A batch's rows to merge, read by the event loop; the writes go back (`merge-thread.ts`, `merge`). */
@@ -58,12 +60,23 @@ export interface PrepareRequest {
   layout: KeyLayout;
 }
 
-/** Commit a prepared batch's runs kept apart (`runs`), or its merge (`apply`), with the writer lent; or forget it (`drop`). */
+/**
+ * Commit a prepared batch's runs kept apart with the writer lent (`runs`), hand its merge back as one buffer for the
+ * commit thread (`take`, the batch forgotten here), or forget it (`drop`).
+ */
 export interface LentRequest {
   id: number;
-  kind: 'runs' | 'apply' | 'drop';
+  kind: 'runs' | 'take' | 'drop';
   batch: number;
   lease?: StoreLease;
+}
+
+/** On the commit thread: apply a batch's merge (`merge`, as `take` answered it) with the store's writer lent. */
+export interface CommitRequest {
+  id: number;
+  kind: 'commit';
+  merge: ArrayBuffer;
+  lease: StoreLease;
 }
 
 /** Close the environment kept open at `path`: the store that lent it closes or swaps its file (`Store.keepLent`). */
@@ -73,7 +86,7 @@ export interface ReleaseRequest {
   path: string;
 }
 
-export type MergeRequest = RowsRequest | PrepareRequest | LentRequest | ReleaseRequest;
+export type MergeRequest = RowsRequest | PrepareRequest | LentRequest | CommitRequest | ReleaseRequest;
 
 /** What a `prepare` found: fewer than a full batch (`left`), nothing (`empty`), a word to blind (`keyNeeded`), or a batch of `count` entries. */
 export interface Prepared {
@@ -89,7 +102,7 @@ export interface MergeReply extends ThreadAnswer {
   /** The batch holds a word or entry only the tenant's key can blind: the event loop merges it. */
   keyNeeded?: boolean;
   prepared?: Prepared;
-  /** `apply`: the entries merged; `runs`: the runs committed. */
+  /** `commit`: the entries merged; `runs`: the runs committed. */
   done?: number;
   /** Whether the lent writer committed (the store's commit sequence moves on). */
   committed?: boolean;
@@ -103,14 +116,14 @@ interface PreparedBatch {
   open: Map<string, OpenRow>;
   /** The runs to commit apart (empty when runs are not kept apart). */
   runs: KeyValue[];
-  /** The merges applied in the lent writer's transaction. */
+  /** The merges the commit thread applies in the lent writer's transaction. */
   merges: readonly TaskMerge[];
 }
 
 /** Batches prepared, by the id of their `prepare` request: one at a time in practice (a merge pass runs its batches in turn). */
 const prepared = new Map<number, PreparedBatch>();
 
-/** Lists a batch and makes its merge, as `indexer.ts` would on the event loop, and keeps it for `runs` and `apply`. */
+/** Lists a batch and makes its merge, as `indexer.ts` would on the event loop, and keeps it for `runs` and `take`. */
 async function prepare(request: PrepareRequest): Promise<Prepared> {
   const answer = (state: Prepared['state'], count = 0, full = false): Prepared => ({ state, batch: request.id, count, full });
   const listed = await readLent(request.lease, (tx) => listBatch(tx, request.tenant, undefined, request.drain));
@@ -129,21 +142,64 @@ async function prepare(request: PrepareRequest): Promise<Prepared> {
   return answer('ready', listed.entries.length, listed.full);
 }
 
-/** Commits a prepared batch's runs apart, or its merge, with the writer the store lent; `drop` forgets it. */
-async function lent(request: LentRequest): Promise<MergeReply> {
+/** Commits a prepared batch's runs apart with the writer the store lent, or hands its merge back (`take`); `drop` forgets it. */
+async function lent(request: LentRequest): Promise<{ reply: MergeReply; transfer?: ArrayBuffer[] }> {
   const batch = prepared.get(request.batch);
-  if (request.kind === 'drop' || batch === undefined || request.lease === undefined) {
+  if (request.kind === 'take' && batch !== undefined) {
     prepared.delete(request.batch);
-    if (request.kind === 'drop') return { id: request.id };
+    const writes = mergeFrame(batch);
+    return { reply: { id: request.id, writes }, transfer: [writes] };
+  }
+  if (request.kind !== 'runs' || batch === undefined || request.lease === undefined) {
+    prepared.delete(request.batch);
+    if (request.kind === 'drop') return { reply: { id: request.id } };
     throw new Error('The batch to commit was not prepared on this thread.');
   }
-  if (request.kind === 'runs') {
-    const runs = batch.runs;
-    const { committed } = await writeLent(request.lease, async (tx) => setAll(tx, runs));
-    return { id: request.id, done: batch.runs.length, committed };
+  const runs = batch.runs;
+  const { committed } = await writeLent(request.lease, async (tx) => setAll(tx, runs));
+  return { reply: { id: request.id, done: batch.runs.length, committed } };
+}
+
+/**
+ * A batch's merge as the commit thread applies it: the entries listed, then
+ * each task (a TASK row), its open runs as listed (OPEN_RUNS; no value:
+ * none) and its writes.
+ */
+function mergeFrame({ entries, open, merges }: PreparedBatch): ArrayBuffer {
+  const out = new FrameWriter();
+  for (const { key, value } of entries) out.add(ENTRY, key, value);
+  for (const { taskId, writes } of merges) {
+    out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
+    const runs = open.get(taskId);
+    if (runs !== undefined) out.add(OPEN_RUNS, runs.key, runs.value);
+    for (const { key, value } of writes) out.add(value === null ? CLEAR : SET, key, value ?? undefined);
   }
-  prepared.delete(request.batch);
-  const { value, committed } = await writeLent(request.lease, (tx) => applyMerges(tx, batch.merges, batch.entries, batch.open));
+  return out.finish();
+}
+
+/** The batch {@link mergeFrame} wrote, as views of its buffer. */
+function mergeOf(frame: ArrayBuffer): Pick<PreparedBatch, 'entries' | 'open' | 'merges'> {
+  const entries: KeyValue[] = [];
+  const open = new Map<string, OpenRow>();
+  const merges: TaskMerge[] = [];
+  let task: TaskMerge | undefined;
+  for (const { tag, key, value } of readFrame(frame)) {
+    if (tag === ENTRY && value !== undefined) entries.push({ key, value });
+    else if (tag === TASK) merges.push((task = { taskId: key.toString('utf8'), writes: [] }));
+    else if (tag === OPEN_RUNS && task !== undefined) open.set(task.taskId, { key, value });
+    else if ((tag === SET || tag === CLEAR) && task !== undefined) task.writes.push({ key, value: tag === SET ? value! : null });
+    else throw new Error(`A merge to commit holds a row it cannot (tag ${tag}).`);
+  }
+  return { entries, open, merges };
+}
+
+/**
+ * On the commit thread: a batch's merge applied with the store's writer
+ * lent, each task's only if every row it read is as listed (`applyMerges`).
+ */
+async function commit(request: CommitRequest): Promise<MergeReply> {
+  const { entries, open, merges } = mergeOf(request.merge);
+  const { value, committed } = await writeLent(request.lease, (tx) => applyMerges(tx, merges, entries, open));
   return { id: request.id, done: value, committed };
 }
 
@@ -163,18 +219,38 @@ export async function mergeRows(tenant: string, rows: ArrayBuffer, sealed = fals
 }
 
 /**
- * The nice value of this thread. The merge is background work: where the
- * event loop (which answers requests) or LMDB's writer wants a core at the
- * same time, it should have it. On two cores a merge thread running at the
- * event loop's priority took the core from it for tens of milliseconds at a
- * time, the tail of every request behind; at 5 it still gets about a third
- * of a contended core's time (CFS weights 335 against 1024), enough for
- * its backlog not to grow (`docs/performance.md`, issue 44).
+ * The nice value of the merge thread. The merge is background work: where
+ * the event loop (which answers requests) or LMDB's writer wants a core at
+ * the same time, it should have it. On two cores a merge thread running at
+ * the event loop's priority took the core from it for tens of milliseconds
+ * at a time, the tail of every request behind; at 5 it still gets about a
+ * third of a contended core's time (CFS weights 335 against 1024), enough
+ * for its backlog not to grow (`docs/performance.md`, issue 44).
+ *
+ * The commit thread keeps the process's priority: while it commits a merge
+ * it holds the store's single writer, and every create waits for it. At
+ * nice 5 that hold lasted as long as the thread's third of a contended core
+ * took (a priority inversion: creates' p99 in the open loop 232 against 96
+ * ms at the median of five alternated rounds, `docs/performance.md`), and
+ * a thread cannot take a lower nice value back without the privilege to.
  */
 const MERGE_NICE = 5;
 
-/** Lowers this thread's priority (Linux keeps a nice value per thread, and `/proc/thread-self` names its id). */
-function yieldToRequests(): void {
+/** Which thread this is: the merge (`merge-thread.ts` starts it with no role) or the commit thread. */
+const ROLE = (workerData as { role?: 'merge' | 'commit' } | null)?.role ?? 'merge';
+
+/**
+ * Names this thread for `top -H`, `ps -L` and perf (`baton-merge`,
+ * `baton-commit`), and lowers the merge thread's priority: Linux keeps a
+ * name and a nice value per thread, and `/proc/thread-self` is this one.
+ */
+function settle(): void {
+  try {
+    writeFileSync('/proc/thread-self/comm', `baton-${ROLE}`);
+  } catch {
+    // Not Linux: the thread keeps the process's name.
+  }
+  if (ROLE !== 'merge') return;
   try {
     const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
     if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, MERGE_NICE);
@@ -183,7 +259,7 @@ function yieldToRequests(): void {
   }
 }
 
-if (parentPort !== null) yieldToRequests();
+if (parentPort !== null) settle();
 
 /** A store's failure answered with its code (a full disk is not a broken thread); anything else rejects. */
 function storeFailure(id: number, error: unknown): { reply: MergeReply } {
@@ -200,9 +276,11 @@ function answerOf(request: MergeRequest): Promise<{ reply: MergeReply; transfer?
     case 'release':
       return releaseLent(request.path).then(() => ({ reply: { id: request.id } }), (error: unknown) => storeFailure(request.id, error));
     case 'runs':
-    case 'apply':
+    case 'take':
     case 'drop':
-      return lent(request).then((reply) => ({ reply }), (error: unknown) => storeFailure(request.id, error));
+      return lent(request).catch((error: unknown) => storeFailure(request.id, error));
+    case 'commit':
+      return commit(request).then((reply) => ({ reply }), (error: unknown) => storeFailure(request.id, error));
     default:
       packInLayout(request.layout);
       return mergeRows(request.tenant, request.rows, request.sealed).then((writes) => ({ reply: { id: request.id, writes }, transfer: [writes] }));
