@@ -39,18 +39,32 @@ interface CommitWrite {
   value: Buffer | null;
 }
 
+/** lmdb-js's flags of a synchronous transaction: abortable, committed before it returns. */
+const SYNC_TRANSACTION = 3;
+/** LMDB's `MDB_NOMETASYNC` as a transaction's flag: its meta page is written, and flushed with the next commit's pages. */
+const NO_META_SYNC = 0x40000;
+
 /**
  * Commits `writes`, then `blind`, with the commit `sequence`, as one LMDB
- * transaction on the calling thread, durable when it returns: the store's
- * lone commits (`lmdb.ts`, `commitInline`) and a lent writer's
- * (`lmdb-lent.ts`).
+ * transaction on the calling thread: the store's lone commits (`lmdb.ts`,
+ * `commitInline`) and a lent writer's (`lmdb-lent.ts`). Durable when it
+ * returns, unless `metaSync` is false: then its pages are flushed before its
+ * meta page is written (so no crash can leave a meta page naming pages not
+ * on disk), and the meta page is flushed with the next commit's pages; a
+ * machine that stops before any later commit comes back with the
+ * environment as it was before this one. One flush instead of two (a flush
+ * costs ~4 ms on some disks): for commits whose loss at a power cut only
+ * means work done again, never an answer taken back.
  */
-export function commitSync(env: RootDatabase, { data, meta }: ReturnType<typeof databasesOf>, writes: ReadonlyMap<string, CommitWrite>, blind: readonly CommitWrite[], sequence: Buffer): void {
-  env.transactionSync(() => {
-    writes.forEach(writeOne, data);
-    blind.forEach(writeOne, data);
-    meta.putSync(SEQUENCE_KEY, sequence);
-  });
+export function commitSync(env: RootDatabase, { data, meta }: ReturnType<typeof databasesOf>, writes: ReadonlyMap<string, CommitWrite>, blind: readonly CommitWrite[], sequence: Buffer, metaSync = true): void {
+  env.transactionSync(
+    () => {
+      writes.forEach(writeOne, data);
+      blind.forEach(writeOne, data);
+      meta.putSync(SEQUENCE_KEY, sequence);
+    },
+    (metaSync ? SYNC_TRANSACTION : SYNC_TRANSACTION | NO_META_SYNC) as Parameters<RootDatabase['transactionSync']>[1],
+  );
 }
 
 /**

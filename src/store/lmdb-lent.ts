@@ -43,11 +43,15 @@ export async function readLent<T>(lease: StoreLease, body: (tx: Transaction) => 
 /**
  * `body` as one write transaction of the lent writer: it reads the
  * environment as it is (the lease admits no other writer), its writes are
- * committed in one durable LMDB transaction with the lease's commit
- * sequence, and it answers whether there was anything to commit. A body
- * may not stamp keys with the commit (`setStamped`): nothing that runs here needs to.
+ * committed in one LMDB transaction with the lease's commit sequence, and it
+ * answers whether there was anything to commit. The commit is durable when
+ * it answers, unless `derived`: work that a machine stopping before the
+ * next commit may take back, to be done again (the indexer's merge: its
+ * entries stay on the pending list until a merge lands); its meta page is
+ * then flushed with the next commit (`commitSync`). A body may not stamp
+ * keys with the commit (`setStamped`): nothing that runs here needs to.
  */
-export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) => Promise<T>): Promise<LentWrite<T>> {
+export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) => Promise<T>, derived = false): Promise<LentWrite<T>> {
   if (lease.sequence === undefined) throw new StoreError('internal', 'A lent writer needs the commit sequence of its lease.');
   const sequence = Buffer.alloc(8);
   sequence.writeBigUInt64BE(BigInt(lease.sequence));
@@ -66,7 +70,7 @@ export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) =>
     if (stamped.length > 0) throw new StoreError('internal', 'A lent writer cannot stamp keys with its commit.');
     if (writes.size === 0 && blind.length === 0) return { value, committed: false };
     try {
-      commitSync(env, databases, writes, blind, sequence);
+      commitSync(env, databases, writes, blind, sequence, !derived);
     } catch (error) {
       throw await commitFailure(error, lease.path);
     }
