@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { TaskMerge } from './merge-rows.js';
 
 /** What a row is. To the thread: a pending entry, a task's open runs (absent: none). From it: a task's writes start, a set, a clear. */
 export const ENTRY = 1;
@@ -73,4 +74,28 @@ export function readFrame(buffer: ArrayBuffer): FrameRow[] {
     rows.push({ tag, key, value });
   }
   return rows;
+}
+
+/** Appends one task's merge: a TASK row naming the task, then a SET or CLEAR row a write. */
+export function addTaskMerge(out: FrameWriter, { taskId, writes }: TaskMerge): void {
+  out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
+  for (const { key, value } of writes) out.add(value === null ? CLEAR : SET, key, value ?? undefined);
+}
+
+/**
+ * The task merges {@link addTaskMerge} wrote into `rows`. Any other row goes
+ * to `other`, with the task it follows (undefined before the first), which
+ * throws for a row it does not take; without `other`, such a row throws.
+ */
+export function taskMerges(rows: readonly FrameRow[], other?: (row: FrameRow, task: TaskMerge | undefined) => void): TaskMerge[] {
+  const merges: TaskMerge[] = [];
+  let task: TaskMerge | undefined;
+  for (const row of rows) {
+    const { tag, key, value } = row;
+    if (tag === TASK) merges.push((task = { taskId: key.toString('utf8'), writes: [] }));
+    else if ((tag === SET || tag === CLEAR) && task !== undefined) task.writes.push({ key, value: tag === SET ? value! : null });
+    else if (other !== undefined) other(row, task);
+    else throw new Error(`A frame of task merges holds a row out of place (tag ${tag}).`);
+  }
+  return merges;
 }

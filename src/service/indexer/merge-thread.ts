@@ -12,7 +12,7 @@
 import { Worker } from 'node:worker_threads';
 import { servedKeyLayout } from '../repository/repository.js';
 import { StoreError, type KeyValue, type LentWrite, type StoreLease } from '../../store/store.js';
-import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
+import { ENTRY, FrameWriter, OPEN_RUNS, readFrame, taskMerges } from './frames.js';
 import type { TaskMerge } from './merge-rows.js';
 import type { CommitRequest, LentRequest, MergeReply, PrepareRequest, Prepared, ReleaseRequest, RowsRequest } from './merge-worker.js';
 import { ThreadCalls } from '../repository/thread-calls.js';
@@ -60,19 +60,13 @@ export class MergeThread {
     const { writes, keyNeeded } = await this.thread.call({ tenant, rows, sealed, layout: servedKeyLayout() } satisfies Omit<RowsRequest, 'id'>, [rows]);
     if (keyNeeded === true) return undefined;
     if (writes === undefined) throw new Error('The merge thread answered nothing.');
-    const tasks: TaskMerge[] = [];
-    for (const { tag, key, value } of readFrame(writes)) {
-      if (tag === TASK) tasks.push({ taskId: key.toString('utf8'), writes: [] });
-      else if (tag === SET || tag === CLEAR) tasks.at(-1)!.writes.push({ key, value: tag === SET ? value! : null });
-      else throw new Error(`The merge thread answered a row it does not write (tag ${tag}).`);
-    }
-    return tasks;
+    return taskMerges(readFrame(writes));
   }
 
   /**
    * Over LMDB: lists a batch in the environment the store lends for reading
    * (`lease`) and makes its merge, kept on the thread for {@link commitRuns}
-   * and {@link apply} (or {@link drop}). `runsApart`: the runs it opens are
+   * and {@link take} (or {@link drop}). `runsApart`: the runs it opens are
    * committed apart first.
    */
   async prepare(request: Omit<PrepareRequest, 'id' | 'kind' | 'layout'>): Promise<Prepared> {

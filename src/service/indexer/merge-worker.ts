@@ -29,7 +29,7 @@ import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type T
 import { packInLayout, runKeys, type KeyLayout } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
-import { CLEAR, ENTRY, FrameWriter, OPEN_RUNS, readFrame, SET, TASK } from './frames.js';
+import { addTaskMerge, ENTRY, FrameWriter, OPEN_RUNS, readFrame, taskMerges } from './frames.js';
 import { KEYLESS, KeyNeeded, mergeGiven, type TaskMerge } from './merge-rows.js';
 
 /** A batch's rows to merge, read by the event loop; the writes go back (`merge-thread.ts`, `merge`). */
@@ -168,11 +168,10 @@ async function lent(request: LentRequest): Promise<{ reply: MergeReply; transfer
 function mergeFrame({ entries, open, merges }: PreparedBatch): ArrayBuffer {
   const out = new FrameWriter();
   for (const { key, value } of entries) out.add(ENTRY, key, value);
-  for (const { taskId, writes } of merges) {
-    out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
-    const runs = open.get(taskId);
+  for (const merge of merges) {
+    addTaskMerge(out, merge);
+    const runs = open.get(merge.taskId);
     if (runs !== undefined) out.add(OPEN_RUNS, runs.key, runs.value);
-    for (const { key, value } of writes) out.add(value === null ? CLEAR : SET, key, value ?? undefined);
   }
   return out.finish();
 }
@@ -181,15 +180,11 @@ function mergeFrame({ entries, open, merges }: PreparedBatch): ArrayBuffer {
 function mergeOf(frame: ArrayBuffer): Pick<PreparedBatch, 'entries' | 'open' | 'merges'> {
   const entries: KeyValue[] = [];
   const open = new Map<string, OpenRow>();
-  const merges: TaskMerge[] = [];
-  let task: TaskMerge | undefined;
-  for (const { tag, key, value } of readFrame(frame)) {
-    if (tag === ENTRY && value !== undefined) entries.push({ key, value });
-    else if (tag === TASK) merges.push((task = { taskId: key.toString('utf8'), writes: [] }));
+  const merges = taskMerges(readFrame(frame), ({ tag, key, value }, task) => {
+    if (tag === ENTRY && value !== undefined && task === undefined) entries.push({ key, value });
     else if (tag === OPEN_RUNS && task !== undefined) open.set(task.taskId, { key, value });
-    else if ((tag === SET || tag === CLEAR) && task !== undefined) task.writes.push({ key, value: tag === SET ? value! : null });
-    else throw new Error(`A merge to commit holds a row it cannot (tag ${tag}).`);
-  }
+    else throw new Error(`A merge to commit holds a row out of place (tag ${tag}).`);
+  });
   return { entries, open, merges };
 }
 
@@ -212,10 +207,7 @@ function setAll(tx: Transaction, rows: readonly KeyValue[]): void {
 export async function mergeRows(tenant: string, rows: ArrayBuffer, sealed = false): Promise<ArrayBuffer> {
   const given = readFrame(rows).map(({ tag, key, value }) => ({ key, value, entry: tag === ENTRY }));
   const out = new FrameWriter();
-  for (const { taskId, writes } of await mergeGiven(tenant, given, sealed ? KEYLESS : undefined)) {
-    out.add(TASK, Buffer.from(taskId, 'utf8'), undefined);
-    for (const { key, value } of writes) out.add(value === null ? CLEAR : SET, key, value ?? undefined);
-  }
+  for (const merge of await mergeGiven(tenant, given, sealed ? KEYLESS : undefined)) addTaskMerge(out, merge);
   return out.finish();
 }
 
