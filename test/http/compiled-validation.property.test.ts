@@ -8,10 +8,11 @@
  * bodies agents send, or it would save nothing. Over HTTP, a body it
  * refuses is answered with zod's own error document.
  */
+import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
-import { compiledCheck } from '../../src/http/compiled-validation.js';
+import { compiledCheck, jsonSchemaOf, typeDispatched } from '../../src/http/compiled-validation.js';
 import { EvolvingBodies } from '../../loadtest/lib/http-payloads.js';
 import { auth, checkpointBody, useTestApp } from '../support/app.js';
 
@@ -101,6 +102,39 @@ describe('the compiled check of a create body', () => {
     );
     // The generator must reach the accepting side often enough for the property to say something.
     expect(accepted).toBeGreaterThan(200);
+  });
+
+  it('judges every value as the schema zod wrote does, its anyOf by type merged into one schema of several types', () => {
+    const asWritten = new Ajv({ unicodeRegExp: false, validateFormats: false, strict: false }).compile(jsonSchemaOf(checkpointInput));
+    let accepted = 0;
+    fc.assert(
+      fc.property(fc.oneof({ weight: 5, arbitrary: body }, { weight: 1, arbitrary: fc.jsonValue() }), (value) => {
+        const json = JSON.parse(JSON.stringify(value)) as unknown;
+        const verdict = check(json);
+        if (verdict) accepted += 1;
+        expect(verdict).toBe(asWritten(json));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(accepted).toBeGreaterThan(200);
+  });
+
+  it('merges only an anyOf whose alternatives each name one type and constrain only values of it', () => {
+    const str = { type: 'string', maxLength: 3 };
+    const obj = { type: 'object', properties: { a: { type: 'number' } }, required: ['a'], additionalProperties: false };
+    expect(typeDispatched({ anyOf: [str, obj], description: 'item' })).toEqual({ description: 'item', type: ['string', 'object'], maxLength: 3, properties: { a: { type: 'number' } }, required: ['a'], additionalProperties: false });
+    // Nested anyOf are merged too.
+    expect(typeDispatched({ properties: { x: { anyOf: [{ type: 'string' }, { type: 'null' }] } } })).toEqual({ properties: { x: { type: ['string', 'null'] } } });
+    // Kept: overlapping types, a keyword for every type, a keyword of another type, two alternatives of one type, a node with a type of its own.
+    const kept = [
+      { anyOf: [{ type: 'integer' }, { type: 'number', minimum: 1 }] },
+      { anyOf: [{ type: 'string', const: 'a' }, { type: 'null' }] },
+      { anyOf: [{ type: 'string', minimum: 1 }, { type: 'null' }] },
+      { anyOf: [{ type: 'string', maxLength: 1 }, { type: 'string', pattern: '^a' }] },
+      { type: 'string', anyOf: [{ type: 'string' }, { type: 'null' }] },
+      { anyOf: [{ type: ['string', 'null'] }, { type: 'object' }] },
+    ];
+    for (const schema of kept) expect(typeDispatched(schema)).toEqual(schema);
   });
 
   it('accepts the bodies agents send: the tests’ own and the benchmark’s evolving ones', () => {
