@@ -71,16 +71,46 @@ function sortedCopy(value: unknown, depth: number): unknown {
   }
   const object = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const key of sortedKeys(object)) {
-    const member = object[key];
-    if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
-    if (!key.isWellFormed()) throw new Error('Lone surrogate is not allowed');
-    if (key === '__proto__' || isArrayIndex(key)) return SLOW;
-    const copy = sortedCopy(member, depth + 1);
-    if (copy === SLOW) return SLOW;
-    out[key] = copy;
+  // One array of keys for each depth, reused (`KEYS_AT`); one already in use (a getter that canonicalizes another value) is not.
+  const scratch = KEYS_AT[depth]!;
+  const reused = !scratch.inUse;
+  const keys = reused ? scratch.keys : Object.keys(object);
+  const count = reused ? ownKeysInto(object, keys) : keys.length;
+  sortInPlace(keys, count);
+  if (reused) scratch.inUse = true;
+  try {
+    for (let i = 0; i < count; i++) {
+      const key = keys[i]!;
+      const member = object[key];
+      if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+      if (!key.isWellFormed()) throw new Error('Lone surrogate is not allowed');
+      if (key === '__proto__' || isArrayIndex(key)) return SLOW;
+      const copy = sortedCopy(member, depth + 1);
+      if (copy === SLOW) return SLOW;
+      out[key] = copy;
+    }
+  } finally {
+    if (reused) scratch.inUse = false;
   }
   return out;
+}
+
+/**
+ * One array of keys for each depth of {@link sortedCopy}, reused and never
+ * shortened (its first `count` entries are the object's): the object at a
+ * depth is done with its keys before the next object at that depth is
+ * begun. `Object.keys` copies an object's keys into a new array each time
+ * (~2.8 KB of a create's garbage, `docs/performance.md`); a `for…in` loop
+ * reads them from the engine's cache of them.
+ */
+const KEYS_AT: { keys: string[]; inUse: boolean }[] = Array.from({ length: SEARCH_FROM_DEPTH }, () => ({ keys: [], inUse: false }));
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Writes the object's own enumerable keys from the start of `keys`: how many. */
+function ownKeysInto(object: object, keys: string[]): number {
+  let count = 0;
+  for (const key in object) if (hasOwn.call(object, key)) keys[count++] = key;
+  return count;
 }
 
 /** Whether engines treat `key` as an array index (a canonical integer below 2^32 - 1), whose members they order first. */
@@ -155,12 +185,21 @@ const INSERTION_SORT_MAX = 32;
  */
 function sortedKeys(object: object): string[] {
   const keys = Object.keys(object);
-  if (keys.length > INSERTION_SORT_MAX) return keys.sort();
-  for (let i = 1; i < keys.length; i++) {
+  sortInPlace(keys, keys.length);
+  return keys;
+}
+
+/** The first `count` of `keys` sorted in RFC 8785's order, in place. */
+function sortInPlace(keys: string[], count: number): void {
+  if (count > INSERTION_SORT_MAX) {
+    const sorted = keys.slice(0, count).sort();
+    for (let i = 0; i < count; i++) keys[i] = sorted[i]!;
+    return;
+  }
+  for (let i = 1; i < count; i++) {
     const key = keys[i]!;
     let j = i - 1;
     for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
     keys[j + 1] = key;
   }
-  return keys;
 }

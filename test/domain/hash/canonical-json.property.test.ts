@@ -180,6 +180,31 @@ describe('canonicalJson beside the canonicalize package', () => {
     expect(canonicalJson(value)).toBe(canonicalizePackage(value));
   });
 
+  it('orders objects of many members and objects beside and inside them, each object its own members (one array of keys reused at each depth)', () => {
+    const many = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${(n - i) * 7919 % 1000}`, i]));
+    const value = { z: many('m', 40), a: [many('q', 3), { y: many('r', 33), b: many('s', 2) }, many('t', 50)], k: { k: { k: many('u', 5) } }, e: {} };
+    expect(canonicalJson(value)).toBe(canonicalizePackage(value));
+    // An object with inherited enumerable members: only its own are written, as Object.keys lists them.
+    const child = Object.create({ inherited: 1 }) as Record<string, unknown>;
+    child.own = 2;
+    expect(canonicalJson({ child })).toBe('{"child":{"own":2}}');
+  });
+
+  it('orders the members of a value canonicalized by a getter while another value is being written', () => {
+    const inner = { d: 4, c: { f: 6, e: 5 } };
+    let seen: string | undefined;
+    const outer = {
+      b: 2,
+      get a() {
+        seen = canonicalJson(inner);
+        return { y: 1, x: 2 };
+      },
+      c: { h: 1, g: 2 },
+    };
+    expect(canonicalJson(outer)).toBe('{"a":{"x":2,"y":1},"b":2,"c":{"g":2,"h":1}}');
+    expect(seen).toBe('{"c":{"e":5,"f":6},"d":4}');
+  });
+
   it('serialises values nested deeper than any cycle bound, as canonicalize does, and still refuses a cycle however deep', () => {
     const nest = (depth: number, wrap: (inner: unknown) => unknown): unknown => {
       let value: unknown = 'leaf';
