@@ -12,8 +12,14 @@
  * nothing, so zod's output equals its input); a body it refuses goes to zod,
  * which answers as it always did, with the same error document. To keep
  * "accepts" a subset of zod's:
- * - lengths count code points in both (Ajv's `ucs2length`; zod 4's
- *   length checks, `codePointLength`), so an emoji counts once in each;
+ * - zod counts a string's length in code points (`codePointLength`), so an
+ *   emoji counts once; the compiled check counts UTF-16 units (Ajv's
+ *   `unicode: false`: `.length`, where counting code points walked every
+ *   string of the body, ~4 µs a create), never fewer: a `maxLength` it
+ *   passes zod passes, and a string near the limit in emoji goes to zod.
+ *   A `minLength` above 1 would pass strings zod refuses, so a schema
+ *   with one is compiled counting code points as zod does (every
+ *   `minLength` of a checkpoint is 1: empty or not, alike in both);
  * - patterns run without the `u` flag, as zod's regular expressions do;
  * - formats are not checked: zod writes each format's own pattern beside it
  *   (date-time, uuid), and the pattern is what zod checks;
@@ -39,7 +45,27 @@ import { checkpointInput } from '../domain/checkpoint.js';
 const COMPILED: readonly z.ZodType[] = [checkpointInput];
 
 const compiled = new WeakMap<z.ZodType, (data: unknown) => boolean>();
-let ajv: Ajv | undefined;
+const ajvs = new Map<boolean, Ajv>();
+
+/** Ajv as the compiled checks use it; `unitLengths`: string lengths in UTF-16 units (`.length`), not code points. */
+export function ajvFor(unitLengths: boolean): Ajv {
+  let ajv = ajvs.get(unitLengths);
+  if (ajv === undefined) {
+    // `unicode` is marked deprecated (Ajv warns of it on the console: `logger: false`), and still chooses how lengths are counted.
+    ajv = new Ajv({ unicodeRegExp: false, validateFormats: false, strict: false, allErrors: false, unicode: !unitLengths, logger: false });
+    ajvs.set(unitLengths, ajv);
+  }
+  return ajv;
+}
+
+/** Whether no `minLength` anywhere in `schema` exceeds 1: then counting UTF-16 units passes no string that zod's code points refuse. */
+export function minLengthsAtMostOne(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(minLengthsAtMostOne);
+  if (typeof schema !== 'object' || schema === null) return true;
+  const { minLength } = schema as Record<string, unknown>;
+  if (minLength !== undefined && !(typeof minLength === 'number' && minLength <= 1)) return false;
+  return Object.values(schema).every(minLengthsAtMostOne);
+}
 
 /**
  * The compiled check of `schema` (compiled on first use), or undefined when it
@@ -51,8 +77,8 @@ export function compiledCheck(schema: unknown): ((data: unknown) => boolean) | u
   const zod = schema as z.ZodType;
   let check = compiled.get(zod);
   if (check === undefined) {
-    ajv ??= new Ajv({ unicodeRegExp: false, validateFormats: false, strict: false, allErrors: false });
-    const validate = ajv.compile(typeDispatched(jsonSchemaOf(zod)));
+    const json = typeDispatched(jsonSchemaOf(zod));
+    const validate = ajvFor(minLengthsAtMostOne(json)).compile(json);
     check = (data: unknown) => validate(data) === true;
     compiled.set(zod, check);
   }

@@ -12,7 +12,7 @@ import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkpointInput } from '../../src/domain/checkpoint.js';
-import { compiledCheck, jsonSchemaOf, typeDispatched } from '../../src/http/compiled-validation.js';
+import { ajvFor, compiledCheck, jsonSchemaOf, minLengthsAtMostOne, typeDispatched } from '../../src/http/compiled-validation.js';
 import { EvolvingBodies } from '../../loadtest/lib/http-payloads.js';
 import { auth, checkpointBody, useTestApp } from '../support/app.js';
 
@@ -105,7 +105,8 @@ describe('the compiled check of a create body', () => {
   });
 
   it('judges every value as the schema zod wrote does, its anyOf by type merged into one schema of several types', () => {
-    const asWritten = new Ajv({ unicodeRegExp: false, validateFormats: false, strict: false }).compile(jsonSchemaOf(checkpointInput));
+    // Lengths counted as the compiled check counts them: what differs is the merge alone.
+    const asWritten = new Ajv({ unicodeRegExp: false, validateFormats: false, strict: false, unicode: false, logger: false }).compile(jsonSchemaOf(checkpointInput));
     let accepted = 0;
     fc.assert(
       fc.property(fc.oneof({ weight: 5, arbitrary: body }, { weight: 1, arbitrary: fc.jsonValue() }), (value) => {
@@ -135,6 +136,16 @@ describe('the compiled check of a create body', () => {
       { anyOf: [{ type: ['string', 'null'] }, { type: 'object' }] },
     ];
     for (const schema of kept) expect(typeDispatched(schema)).toEqual(schema);
+  });
+
+  it('counts lengths in UTF-16 units only where no minLength exceeds 1', () => {
+    expect(minLengthsAtMostOne(jsonSchemaOf(checkpointInput))).toBe(true);
+    expect(minLengthsAtMostOne({ properties: { a: { type: 'string', minLength: 1 }, b: { items: [{ minLength: 0 }] } } })).toBe(true);
+    expect(minLengthsAtMostOne({ properties: { a: { type: 'string', minLength: 1 }, b: { items: [{ minLength: 2 }] } } })).toBe(false);
+    // Two emoji are four UTF-16 units: counted in units, a minimum of three would pass them, as zod would not.
+    const schema = { type: 'string', minLength: 3 };
+    expect(ajvFor(minLengthsAtMostOne(schema)).compile(schema)('😀😀')).toBe(false);
+    expect(ajvFor(true).compile({ type: 'string', maxLength: 3 })('😀😀')).toBe(false);
   });
 
   it('accepts the bodies agents send: the tests’ own and the benchmark’s evolving ones', () => {
