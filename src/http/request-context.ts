@@ -13,7 +13,6 @@ import { AppError } from '../errors.js';
 import { commandBase } from '../service/commands.js';
 import type { ServiceContext } from '../service/context.js';
 import { queuedDoc } from '../service/queued-reads.js';
-import { utf8Joined } from './json-bytes.js';
 
 /**
  * What an answer takes of a stored checkpoint, as the service hands it out:
@@ -21,8 +20,7 @@ import { utf8Joined } from './json-bytes.js';
  * no repository type (`docs/architecture.md`), so this is said here by shape.
  */
 export interface SentDoc {
-  /** The JSON text as pieces to be joined (`utf8Joined`). */
-  readonly jsonParts: readonly string[];
+  readonly json: string;
   readonly version: number;
 }
 
@@ -122,9 +120,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** Answers one stored checkpoint from its stored text, with its ETag; a view with writes still queued is marked `queued`. */
 export function sendDoc(reply: FastifyReply, doc: SentDoc, status = 200, queued = false): FastifyReply {
   reply.code(status).header('ETag', etag(doc.version)).type(JSON_TYPE);
-  if (!queued) return reply.send(utf8Joined(doc.jsonParts));
-  const [first = '{', ...rest] = doc.jsonParts;
-  return reply.header('Baton-Queued', 'true').send(utf8Joined(['{"queued":true,', first.slice(1), ...rest]));
+  if (!queued) return reply.send(doc.json);
+  return reply.header('Baton-Queued', 'true').send(`{"queued":true,${doc.json.slice(1)}`);
 }
 
 /**
@@ -144,13 +141,7 @@ export function sendDocs(reply: FastifyReply, page: { items: SentDoc[]; nextCurs
   const { items, ...rest } = page;
   const tail = JSON.stringify(rest);
   const members = tail === '{}' ? '' : `,${tail.slice(1, -1)}`;
-  const pieces = ['{"items":['];
-  items.forEach((doc, i) => {
-    if (i > 0) pieces.push(',');
-    pieces.push(...doc.jsonParts);
-  });
-  pieces.push(']', members, '}');
-  return reply.type(JSON_TYPE).send(utf8Joined(pieces));
+  return reply.type(JSON_TYPE).send(`{"items":[${items.map((doc) => doc.json).join(',')}]${members}}`);
 }
 
 /**
@@ -159,15 +150,10 @@ export function sendDocs(reply: FastifyReply, page: { items: SentDoc[]; nextCurs
  * their stored text, the rest as ordinary JSON.
  */
 export function sendWithDocs(reply: FastifyReply, status: number, body: Record<string, unknown>, docs: Record<string, SentDoc | undefined>): FastifyReply {
-  const pieces = ['{'];
-  for (const [name, doc] of Object.entries(docs)) {
-    if (pieces.length > 1) pieces.push(',');
-    pieces.push(JSON.stringify(name), ':', ...(doc === undefined ? ['null'] : doc.jsonParts));
-  }
+  const members = Object.entries(docs).map(([name, doc]) => `${JSON.stringify(name)}:${doc === undefined ? 'null' : doc.json}`);
   const rest = JSON.stringify(body);
-  if (rest !== '{}') pieces.push(pieces.length > 1 ? ',' : '', rest.slice(1, -1));
-  pieces.push('}');
-  return reply.code(status).type(JSON_TYPE).send(utf8Joined(pieces));
+  if (rest !== '{}') members.push(rest.slice(1, -1));
+  return reply.code(status).type(JSON_TYPE).send(`{${members.join(',')}}`);
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;

@@ -1,9 +1,10 @@
 /**
- * Answers that carry stored checkpoints, over a real socket: they are written
- * as bytes from the stored text's pieces (`src/http/json-bytes.ts`), so what
- * a client checks is that the bytes are the JSON it expects, whole, with a
- * Content-Length that counts bytes, not characters, when the text holds
- * characters outside ASCII before and after the hash put into it.
+ * Answers that carry stored checkpoints, over a real socket: each is the
+ * stored canonical text with the hash put into it (`CheckpointDoc.json`),
+ * joined into lists and envelopes as text, so what a client checks is that
+ * the bytes are the JSON it expects, whole, with a Content-Length that
+ * counts bytes, not characters, when the text holds characters outside
+ * ASCII before and after the hash put into it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { auth, buildTestApp, checkpointBody, type TestApp } from '../support/app.js';

@@ -18,7 +18,6 @@ import { readCheckpoint } from '../../service/queued-reads.js';
 import { submit } from '../../service/submit.js';
 import { searchCheckpoints, type SearchQuery } from '../../service/search.js';
 import { actorOf, etag, markReplay, scoped, sendDoc, sendDocs, sendQueued, writeCommand } from '../request-context.js';
-import { utf8Joined } from '../json-bytes.js';
 import { idParams, pageQuery, searchQuery, versionQuery } from '../schemas.js';
 import { finalizeBody, linkBody } from '../../domain/requests.js';
 
@@ -88,7 +87,7 @@ export async function checkpointRoutes(base: FastifyInstance, { ctx: shared }: {
       if ('queued' in written) return sendQueued(reply, written);
       markReplay(reply, written.replayed);
       const head = JSON.stringify({ parentId, childId: written.checkpointId });
-      return reply.code(201).header('ETag', etag(written.version)).type('application/json; charset=utf-8').send(utf8Joined([head.slice(0, -1), ',"child":', ...written.doc.jsonParts, '}']));
+      return reply.code(201).header('ETag', etag(written.version)).type('application/json; charset=utf-8').send(`${head.slice(0, -1)},"child":${written.doc.json}}`);
     },
   );
 

@@ -72,24 +72,13 @@ export class CheckpointDoc {
    * it, and a quote inside a JSON string is always escaped.
    */
   get json(): string {
-    return this.jsonParts.join('');
-  }
-
-  /**
-   * {@link json} as the pieces it is joined from: slices of the stored text
-   * (which share its characters) and the hash between them. An answer
-   * writes them straight into its bytes (`http/json-bytes.ts`), where a
-   * joined string was copied twice more on its way out.
-   */
-  get jsonParts(): readonly string[] {
     const { c, h, s } = this.raw;
     const marker = '"compliance":{';
     const at = c.indexOf(marker);
-    if (at < 0) return [JSON.stringify(this.checkpoint)];
+    if (at < 0) return JSON.stringify(this.checkpoint);
     const open = at + marker.length;
-    const rest = c[open] === '}' ? '' : ',';
-    if (s) return [c.slice(0, open), '"hash":"', h, '","signature":', JSON.stringify(s), rest, c.slice(open)];
-    return [c.slice(0, open), '"hash":"', h, '"', rest, c.slice(open)];
+    const sealed = `"hash":${JSON.stringify(h)}${s ? `,"signature":${JSON.stringify(s)}` : ''}`;
+    return `${c.slice(0, open)}${sealed}${c[open] === '}' ? '' : ','}${c.slice(open)}`;
   }
 }
 
