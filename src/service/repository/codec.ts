@@ -79,27 +79,43 @@ interface RecordFields {
   s?: unknown;
 }
 
-/** Records compressed before their transaction, by the object then written, with the fields they had. */
-const AHEAD = new WeakMap<object, { c: unknown; h: unknown; bytes: Buffer }>();
+/**
+ * Where a record compressed before its transaction keeps those bytes, with
+ * the fields they were made from: on the record object itself, under a
+ * symbol and not enumerable, so MessagePack, JSON and spreads do not see it.
+ * A `WeakMap` from record to bytes (as this was) sent each create's record,
+ * text and bytes into V8's old generation: a long-lived weak map's entries
+ * outlived the scavenges after their create (~0.5-1 MB more promoted a
+ * scavenge, measured in `docs/performance.md`), so every create left work
+ * for a mark-compact.
+ */
+const AHEAD: unique symbol = Symbol('compressed ahead');
+
+interface Ahead {
+  c: unknown;
+  h: unknown;
+  bytes: Buffer;
+}
 
 /**
  * Compresses a checkpoint record (`{ c, h }`) before the transaction that
  * writes it, on the compression thread (`compressOffThread`); the record
  * codecs then write these bytes instead of compressing again on this
  * thread. A record whose text or hash differs by then (or that carries a
- * signature) is compressed when written, as ever.
+ * signature, or that cannot take a property) is compressed when written, as ever.
  */
 export async function compressAhead(record: RecordFields & object): Promise<void> {
-  if (record.s !== undefined) return;
+  if (record.s !== undefined || !Object.isExtensible(record)) return;
   const { c, h } = record;
   const bytes = await compressOffThread(encodeValue(record));
-  AHEAD.set(record, { c, h, bytes });
+  const ahead: Ahead = { c, h, bytes };
+  if (Object.isExtensible(record)) Object.defineProperty(record, AHEAD, { value: ahead, configurable: true, writable: true });
 }
 
 /** A record's MessagePack, compressed: the bytes {@link compressAhead} made when its fields are still those. */
 function recordBytes(value: unknown): Buffer {
   if (typeof value === 'object' && value !== null) {
-    const ahead = AHEAD.get(value);
+    const ahead = (value as { [AHEAD]?: Ahead })[AHEAD];
     const fields = value as RecordFields;
     if (ahead !== undefined && fields.s === undefined && ahead.c === fields.c && ahead.h === fields.h) return ahead.bytes;
   }
