@@ -98,6 +98,29 @@ describe.runIf(available)('the console in a real browser', () => {
     expect(page.url()).toBe(`${base}/console`);
   });
 
+  it('keeps what was typed in the filters while the newest checkpoints are still loading', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const listing = (url: URL): boolean => url.pathname === '/v1/checkpoints';
+    await page.route(listing, async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await visit('/console');
+      const filters = page.getByRole('form', { name: 'Search filters' });
+      await filters.getByLabel('Agent id').fill('agent-c');
+      await filters.getByLabel('Phase').selectOption('complete');
+      release();
+      await page.getByRole('region', { name: 'Search results' }).locator('tbody tr').first().waitFor();
+      expect(await filters.getByLabel('Agent id').inputValue()).toBe('agent-c');
+      expect(await filters.getByLabel('Phase').inputValue()).toBe('complete');
+    } finally {
+      release();
+      await page.unroute(listing);
+    }
+  });
+
   it('searches with the filters of GET /v1/checkpoints, a page at a time', async () => {
     await page.getByLabel('Task id', { exact: true }).first().waitFor();
     const filters = page.getByRole('form', { name: 'Search filters' });

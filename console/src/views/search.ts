@@ -124,19 +124,19 @@ export function SearchView({ query }: { query: URLSearchParams }) {
     <form class="filters" onSubmit=${submit} aria-label="Search filters" key=${key}>
       <div class="grid">
         ${TEXT_FILTERS.map(
-          ([name, label]) => html`<div class="field"><label for=${`f-${name}`}>${label}</label><input id=${`f-${name}`} name=${name} value=${query.get(name) ?? ''} autocomplete="off" /></div>`,
+          ([name, label]) => html`<div class="field"><label for=${`f-${name}`}>${label}</label><input id=${`f-${name}`} name=${name} defaultValue=${query.get(name) ?? ''} autocomplete="off" /></div>`,
         )}
         ${CHOICES.map(
           ([name, label, options]) => html`<div class="field"><label for=${`f-${name}`}>${label}</label>
-            <select id=${`f-${name}`} name=${name} value=${query.get(name) ?? ''}>
+            <select id=${`f-${name}`} name=${name}>
               <option value="">any</option>
-              ${options.map((option) => html`<option value=${option}>${option}</option>`)}
+              ${options.map((option) => html`<option value=${option} selected=${query.get(name) === option}>${option}</option>`)}
             </select></div>`,
         )}
-        <div class="field"><label for="f-from">Created from (your time)</label><input id="f-from" name="from" type="datetime-local" step="1" value=${toLocalInput(query.get('from'))} /></div>
-        <div class="field"><label for="f-to">Created to (your time)</label><input id="f-to" name="to" type="datetime-local" step="1" value=${toLocalInput(query.get('to'))} /></div>
+        <div class="field"><label for="f-from">Created from (your time)</label><input id="f-from" name="from" type="datetime-local" step="1" defaultValue=${toLocalInput(query.get('from'))} /></div>
+        <div class="field"><label for="f-to">Created to (your time)</label><input id="f-to" name="to" type="datetime-local" step="1" defaultValue=${toLocalInput(query.get('to'))} /></div>
         <div class="field"><label for="f-labels">Labels, one <code>name=value</code> a line</label><textarea id="f-labels" name="labels" rows="2">${labelsText(query)}</textarea></div>
-        <div class="field"><label for="f-limit">Results a page</label><input id="f-limit" name="limit" type="number" min="1" max="1000" value=${query.get('limit') ?? '50'} /></div>
+        <div class="field"><label for="f-limit">Results a page</label><input id="f-limit" name="limit" type="number" min="1" max="1000" defaultValue=${query.get('limit') ?? '50'} /></div>
       </div>
       <div class="actions">
         <button type="submit">Search</button>
