@@ -26,10 +26,21 @@ import { SnapshotReader } from './lmdb-reads.js';
 import { MemoryTransaction } from './lmdb-transaction.js';
 import { StoreError, type LentWrite, type StoreLease, type Transaction } from './store.js';
 
+/**
+ * A snapshot that holds every commit made before the lease: lmdb-js keeps
+ * one read transaction a thread and renews it on a timer of its own, so the
+ * one a lease before took (a millisecond ago, or longer on a busy thread)
+ * may predate the store's commits since. A renewal costs a microsecond or two.
+ */
+function freshSnapshot(env: RootDatabase): ReturnType<RootDatabase['useReadTransaction']> {
+  env.resetReadTxn();
+  return env.useReadTransaction();
+}
+
 /** `body` over a snapshot of the lent environment, read-only. */
 export async function readLent<T>(lease: StoreLease, body: (tx: Transaction) => Promise<T>): Promise<T> {
   return withEnvironment(lease, async (env, { data }) => {
-    const snapshot = env.useReadTransaction();
+    const snapshot = freshSnapshot(env);
     const tx = new MemoryTransaction(new SnapshotReader(data, snapshot), true);
     try {
       return await body(tx);
@@ -56,7 +67,7 @@ export async function writeLent<T>(lease: StoreLease, body: (tx: Transaction) =>
   const sequence = Buffer.alloc(8);
   sequence.writeBigUInt64BE(BigInt(lease.sequence));
   return withEnvironment(lease, async (env, databases) => {
-    const snapshot = env.useReadTransaction();
+    const snapshot = freshSnapshot(env);
     const tx = new MemoryTransaction(new SnapshotReader(databases.data, snapshot));
     let value: T;
     try {

@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { readLent, releaseLent, writeLent } from '../../src/store/open.js';
 import { StoreError } from '../../src/store/store.js';
@@ -73,6 +73,26 @@ describe('an LMDB store lent to another thread', () => {
     expect(text(await reopened.transact((tx) => tx.get(key('b')), { readOnly: true }))).toBe('after');
     await reopened.transact(async (tx) => tx.set(key('c'), key('goes on')));
     expect(text(await reopened.transact((tx) => tx.get(key('c')), { readOnly: true }))).toBe('goes on');
+  });
+
+  it('reads what the store committed since the lent side last read, however soon after', async () => {
+    const { store } = open();
+    await store.transact(async (tx) => tx.set(key('k'), key('0')));
+    // lmdb-js renews a thread's shared read transaction when a timer of its own fires: held here, as when the next lease comes within the same millisecond.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const lentRead = async () => text(await store.lendReader((lease) => readLent(lease, async (tx) => tx.get(key('k')))));
+      const lentWriterReads = () => store.lendWriter((lease) => writeLent(lease, async (tx) => text(await tx.get(key('k')))));
+      await lentRead();
+      for (const value of ['1', '2', '3']) {
+        await store.transact(async (tx) => tx.set(key('k'), key(`${value} read`)));
+        expect(await lentRead()).toBe(`${value} read`);
+        await store.transact(async (tx) => tx.set(key('k'), key(`${value} written`)));
+        expect(await lentWriterReads()).toBe(`${value} written`);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('answers whether it committed, and a writer with nothing to write commits nothing', async () => {
