@@ -84,7 +84,8 @@ async function runWithRetries<T>(ctx: RunnerContext, body: TransactionBody<T>, o
   for (;;) {
     ctx.metrics.storeTransactions.inc({ mode });
     try {
-      const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, background: options.background === true, writesUnread: options.writesUnread === true, maxRetries: 0 });
+      const rerun = outages + contended > 0;
+      const result = await ctx.store.transact(body, { readOnly: options.readOnly === true, background: options.background === true, writesUnread: options.writesUnread === true, maxRetries: 0, rerun });
       if (contended > 0) ctx.metrics.storeContention.inc({ outcome: 'committed' });
       if (mode === 'write') ctx.dataDisk?.wrote();
       return result;

@@ -15,6 +15,8 @@ export interface FdbBinding {
   setAPIVersion(version: number): void;
   /** Starts the network thread on first use, then opens synchronously. */
   open(clusterFile?: string): FdbDatabase;
+  /** Network options (`opts.g.d.ts`, `NetworkOptions`): before the first `open`, which starts the network. */
+  configNetwork(options: { disable_client_bypass?: true }): void;
   /** The class of every error the client library reports (`error.d.ts`). */
   FDBError: abstract new (description: string, code: number) => FdbError;
 }

@@ -39,6 +39,16 @@ const PING_OPTIONS: FdbTransactionOptions = { timeout: 2_000, retry_limit: 3, ma
 /** `read_your_writes_disable` (`fdb.options`): not persistent, so set again on each attempt, before its first read or write. */
 const READ_YOUR_WRITES_DISABLE = 51;
 /**
+ * `use_grv_cache` (`fdb.options`): the attempt takes its read version from
+ * the client's cache (the newest of its last GRV and its last commit, at
+ * most `MAX_VERSION_CACHE_LAG`, 0.1 s, old; none while the ratekeeper
+ * throttles) instead of asking the cluster: one round trip fewer. Needs the
+ * network option `disable_client_bypass`. Cleared by `onError`'s reset.
+ */
+const USE_GRV_CACHE = 1101;
+/** Whether this process's network was started with `disable_client_bypass`, which the GRV cache needs. */
+let grvCacheUsable = false;
+/**
  * How many times a transaction whose commit outcome stayed unknown after the
  * retry loop (1031 during the commit, or 1021 on the last retry) is run again
  * in a new loop, each with the full `timeoutMs`; never more than `maxRetries`.
@@ -72,6 +82,12 @@ export async function loadBinding(): Promise<FdbBinding> {
   } catch (error) {
     const message = 'The FoundationDB client library does not support API version 720; install libfdb_c 7.2 or newer.';
     throw new StoreError('not_configured', message, { cause: error, backendCode: errorCode(error) });
+  }
+  try {
+    loaded.configNetwork({ disable_client_bypass: true });
+    grvCacheUsable = true;
+  } catch {
+    // A client library without the option (or a network started before): every transaction asks the cluster for its read version.
   }
   binding = loaded;
   return loaded;
@@ -164,21 +180,43 @@ export class FdbStore implements Store {
    * whose outcome is still unknown when the loop ends is run again in a new
    * loop: a body that records its operation id (`once.ts`) then answers from
    * the record if the first commit landed, and applies once if it did not.
+   *
+   * A caller's write (not read-only, not background) reads, on its first
+   * attempt, at the client's cached read version (`USE_GRV_CACHE`): a lone
+   * create then waits for two round trips (its reads, its commit) instead
+   * of three. What it read is as of that version, up to 0.1 s old, and only
+   * its commit makes it safe: every key it read is a read conflict, so a
+   * commit lands only if none changed since, and else runs again (`onError`
+   * resets the transaction, and the next attempt asks the cluster). An
+   * attempt that commits nothing (a write that found nothing to do, or a
+   * body that refused, say on a version that no longer matches) has no
+   * commit to check its reads: its answer could be another instance's
+   * write behind, so it is run again at a fresh read version.
    */
   private async run<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
     // A caller that asked for no retries (the service, which has its own policy) gets `commit_unknown` and runs it again itself.
     const reruns = Math.min(UNKNOWN_OUTCOME_RERUNS, options?.maxRetries ?? DEFAULT_TRANSACT_OPTIONS.maxRetries);
-    for (let rerun = 0; ; rerun++) {
+    let cached = grvCacheUsable && options?.readOnly !== true && options?.background !== true && options?.rerun !== true;
+    for (let rerun = 0; ; cached = false) {
       try {
-        return await this.loop(body, options);
+        const outcome = await this.loop(body, options, cached);
+        // Read at a cached version and committed nothing: run again at a version the cluster gives.
+        if (!outcome.unchecked) return outcome.value;
       } catch (error) {
+        if (error instanceof Unchecked) continue;
         if (!(error instanceof StoreError) || error.code !== 'commit_unknown' || rerun >= reruns) throw error;
+        rerun += 1;
       }
     }
   }
 
-  /** One retry loop of the binding, with the port's limits on every attempt. */
-  private async loop<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
+  /**
+   * One retry loop of the binding, with the port's limits on every attempt;
+   * `cached`: its first attempt reads at the client's cached read version.
+   * `unchecked` when the attempt that ended it read there and committed
+   * nothing; a body's own failure there is thrown as {@link Unchecked}.
+   */
+  private async loop<T>(body: TransactionBody<T>, options: TransactOptions | undefined, cached: boolean): Promise<{ value: T; unchecked: boolean }> {
     // Every attempt's view hands out this one promise; it settles once the retry loop ends.
     let settleStamp!: (outcome: Promise<Bytes>) => void;
     const stamp = new Promise<Bytes>((resolve) => (settleStamp = resolve));
@@ -196,7 +234,8 @@ export class FdbStore implements Store {
       max_retry_delay: MAX_RETRY_DELAY_MS,
     };
     /** The attempt being run, and whether its body finished, so that what follows is its commit. */
-    let last: { view: FdbTransactionView; committing: boolean; reported: boolean } | undefined;
+    let last: { view: FdbTransactionView; committing: boolean; reported: boolean; cached: boolean } | undefined;
+    let attempts = 0;
     const report = (committed: boolean): void => {
       if (last === undefined || last.reported) return;
       last.reported = true;
@@ -207,13 +246,16 @@ export class FdbStore implements Store {
       result = await this.db.doTn(async (tn) => {
         // The previous attempt, if any, failed at its commit and is being retried.
         report(false);
+        attempts += 1;
+        const atCached = cached && attempts === 1;
+        if (atCached) tn.setOption(USE_GRV_CACHE);
         if (writesUnread) tn.setOption(READ_YOUR_WRITES_DISABLE);
         // The stamp must be requested before commit; only the last attempt's counts.
         attemptStamp = tn.getVersionstamp().promise;
         // An attempt that does not commit never gets its stamp: that rejection is expected.
         attemptStamp.catch(() => undefined);
         const view = new FdbTransactionView(tn, this.prefix, stamp, readOnly);
-        last = { view, committing: false, reported: false };
+        last = { view, committing: false, reported: false, cached: atCached };
         try {
           const value = await withinDeadline(body(view), view.limits.deadline(deadline));
           // A read-only body has nothing to commit: LMDB checks its limits only as it reads, and so does this.
@@ -228,17 +270,26 @@ export class FdbStore implements Store {
     } catch (error) {
       const failure = translateFailure(this.fdb, error, last?.committing === true);
       report(false);
+      // The body refused at a cached read version: its reasons may be a write behind.
+      if (last?.cached === true && !(failure instanceof StoreError)) {
+        settleStamp(Promise.reject(new StoreError('internal', 'The attempt was run again at a fresh read version.')));
+        throw new Unchecked();
+      }
       settleStamp(Promise.reject(failure));
       throw failure;
     }
     if (attemptStamp === undefined || last === undefined) throw new StoreError('internal', 'The transaction committed without running its body.');
     const wrote = last.view.wrote;
     report(wrote);
+    if (!wrote && last.cached) {
+      settleStamp(Promise.reject(new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.')));
+      return { value: result, unchecked: true };
+    }
     settleStamp(readStamp(this.fdb, attemptStamp));
     if (wrote && this.hooks.commitOutcomeUnknown?.() === true) {
       throw new StoreError('commit_unknown', 'The commit outcome was reported unknown by a test hook.');
     }
-    return result;
+    return { value: result, unchecked: false };
   }
 
   async ping(): Promise<void> {
@@ -290,6 +341,9 @@ export class FdbStore implements Store {
     await Promise.allSettled([...this.running]);
   }
 }
+
+/** A body failed at a cached read version: {@link FdbStore.run} runs it again at a fresh one. */
+class Unchecked extends Error {}
 
 /** The commit's stamp, or why it has none. */
 async function readStamp(fdb: FdbBinding, versionstamp: Promise<Buffer>): Promise<Bytes> {

@@ -223,6 +223,13 @@ export interface TransactOptions {
    * LMDB ignores it.
    */
   writesUnread?: boolean;
+  /**
+   * The caller runs the body again after an attempt failed (a conflict, an
+   * unknown commit, an outage): FoundationDB reads at a read version the
+   * cluster gives, not the client's cached one (`fdb.ts`), which may be the
+   * very version the conflict came from. LMDB ignores it.
+   */
+  rerun?: boolean;
 }
 
 export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
@@ -231,6 +238,7 @@ export const DEFAULT_TRANSACT_OPTIONS: Required<TransactOptions> = {
   readOnly: false,
   background: false,
   writesUnread: false,
+  rerun: false,
 };
 
 /**
