@@ -199,10 +199,9 @@ export class FdbStore implements Store {
     let cached = grvCacheUsable && options?.readOnly !== true && options?.background !== true && options?.rerun !== true;
     for (let rerun = 0; ; cached = false) {
       try {
-        const outcome = await this.loop(body, options, cached);
-        // Read at a cached version and committed nothing: run again at a version the cluster gives.
-        if (!outcome.unchecked) return outcome.value;
+        return await this.loop(body, options, cached);
       } catch (error) {
+        // Read at a cached version and committed nothing: run again at a version the cluster gives.
         if (error instanceof Unchecked) continue;
         if (!(error instanceof StoreError) || error.code !== 'commit_unknown' || rerun >= reruns) throw error;
         rerun += 1;
@@ -213,10 +212,10 @@ export class FdbStore implements Store {
   /**
    * One retry loop of the binding, with the port's limits on every attempt;
    * `cached`: its first attempt reads at the client's cached read version.
-   * `unchecked` when the attempt that ended it read there and committed
-   * nothing; a body's own failure there is thrown as {@link Unchecked}.
+   * Throws {@link Unchecked} when the attempt that ended it read there and
+   * committed nothing (it wrote nothing, or its body failed).
    */
-  private async loop<T>(body: TransactionBody<T>, options: TransactOptions | undefined, cached: boolean): Promise<{ value: T; unchecked: boolean }> {
+  private async loop<T>(body: TransactionBody<T>, options: TransactOptions | undefined, cached: boolean): Promise<T> {
     // Every attempt's view hands out this one promise; it settles once the retry loop ends.
     let settleStamp!: (outcome: Promise<Bytes>) => void;
     const stamp = new Promise<Bytes>((resolve) => (settleStamp = resolve));
@@ -283,13 +282,13 @@ export class FdbStore implements Store {
     report(wrote);
     if (!wrote && last.cached) {
       settleStamp(Promise.reject(new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.')));
-      return { value: result, unchecked: true };
+      throw new Unchecked();
     }
     settleStamp(readStamp(this.fdb, attemptStamp));
     if (wrote && this.hooks.commitOutcomeUnknown?.() === true) {
       throw new StoreError('commit_unknown', 'The commit outcome was reported unknown by a test hook.');
     }
-    return { value: result, unchecked: false };
+    return result;
   }
 
   async ping(): Promise<void> {
@@ -342,7 +341,7 @@ export class FdbStore implements Store {
   }
 }
 
-/** A body failed at a cached read version: {@link FdbStore.run} runs it again at a fresh one. */
+/** An attempt at a cached read version committed nothing: {@link FdbStore.run} runs the body again at a fresh one. */
 class Unchecked extends Error {}
 
 /** The commit's stamp, or why it has none. */
