@@ -234,7 +234,6 @@ export class FdbStore implements Store {
     };
     /** The attempt being run, and whether its body finished, so that what follows is its commit. */
     let last: { view: FdbTransactionView; committing: boolean; reported: boolean; cached: boolean } | undefined;
-    let attempts = 0;
     const report = (committed: boolean): void => {
       if (last === undefined || last.reported) return;
       last.reported = true;
@@ -245,8 +244,8 @@ export class FdbStore implements Store {
       result = await this.db.doTn(async (tn) => {
         // The previous attempt, if any, failed at its commit and is being retried.
         report(false);
-        attempts += 1;
-        const atCached = cached && attempts === 1;
+        // Only the first attempt (none before it) reads at the cached version.
+        const atCached = cached && last === undefined;
         if (atCached) tn.setOption(USE_GRV_CACHE);
         if (writesUnread) tn.setOption(READ_YOUR_WRITES_DISABLE);
         // The stamp must be requested before commit; only the last attempt's counts.
