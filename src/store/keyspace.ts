@@ -520,11 +520,6 @@ export function decodeValue<T = unknown>(bytes: Bytes): T {
 export const CHUNK_BYTES = 90_000;
 
 /**
- * Writes a record of any size at `key`: one chunk at `(key, 0)` when it fits,
- * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
- * version are cleared, so a record that shrinks leaves nothing behind.
- */
-/**
  * How a space's values become bytes and back (`service/repository/codec.ts`
  * holds one per space). `aad` is the value's identity, its key (a split
  * record's key without the chunk number): a codec that seals binds it, so a
@@ -538,24 +533,35 @@ export interface ValueCodec {
 /** MessagePack, as it is: the store's own values (the header, jobs). */
 export const MESSAGE_PACK: ValueCodec = { encode: (value) => encodeValue(value), decode: (bytes) => decodeValue(bytes) };
 
-export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK): Promise<number> {
-  return writeRecordBytes(tx, subspace, keyParts, codec.encode(value, subspace.pack(...keyParts)));
+/**
+ * How a record was found stored: whole, in one value at `(key, 0)`; split,
+ * in chunks at `(key, 1)`, `(key, 2)`, …; or absent. A write told the shape
+ * its transaction read needs no reads of its own to replace the record.
+ */
+export type RecordShape = 'whole' | 'split' | 'absent';
+
+/**
+ * Writes a record of any size at `key`: one chunk at `(key, 0)` when it fits,
+ * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
+ * version are cleared, so a record that shrinks leaves nothing behind.
+ * `shape`: how this transaction found the record ({@link readRecordShaped});
+ * without it the write reads the record's keys first.
+ */
+export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK, shape?: RecordShape): Promise<number> {
+  return writeRecordBytes(tx, subspace, keyParts, codec.encode(value, subspace.pack(...keyParts)), shape);
 }
 
 /** Writes a record's encoded bytes at `keyParts`, whole or split, as {@link writeRecord} does (a re-seal rewrites bytes it never decodes). */
-export async function writeRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], bytes: Bytes): Promise<number> {
+export async function writeRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], bytes: Bytes, shape?: RecordShape): Promise<number> {
   const base = subspace.pack(...keyParts);
   const whole = Buffer.concat([base, ONE_PART_ZERO]);
-  // Two point reads tell the common cases apart without a range read: a
-  // record kept whole, or no record at all; only a split one needs clearing.
-  const wasWhole = (await tx.get(whole)) !== undefined;
-  const wasSplit = !wasWhole && (await tx.get(Buffer.concat([base, ONE_PART_ONE]))) !== undefined;
-  if (wasSplit) tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
+  const was = shape ?? (await shapeAt(tx, base, whole));
+  if (was === 'split') tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
   if (bytes.length <= CHUNK_BYTES) {
     tx.set(whole, bytes);
     return bytes.length;
   }
-  if (wasWhole) tx.clear(whole);
+  if (was === 'whole') tx.clear(whole);
   let chunk = 1;
   for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES, chunk++) {
     tx.set(subspace.pack(...keyParts, chunk), bytes.subarray(offset, offset + CHUNK_BYTES));
@@ -587,26 +593,59 @@ export async function readRecord<T = unknown>(
 ): Promise<T | undefined> {
   // The record's key without a chunk number: where its chunks are, and its identity for the codec.
   const base = subspace.pack(...keyParts);
-  const bytes = await bytesAt(tx, base);
+  const { bytes } = await bytesAt(tx, base, false);
   return bytes === undefined ? undefined : (codec.decode(bytes, base) as T);
 }
 
-/** The stored bytes of a record, reassembled from its chunks. */
-export function readRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[]): Promise<Bytes | undefined> {
-  return bytesAt(tx, subspace.pack(...keyParts));
+/**
+ * Reads a record as {@link readRecord} does, and how it was stored, for a
+ * write of it in the same transaction ({@link writeRecord}'s `shape`). Its
+ * first two keys are read side by side, so a record that is absent (a new
+ * task's head) costs one round trip over FoundationDB, not two; a record
+ * found whole has read one key more than it needed.
+ */
+export async function readRecordShaped<T = unknown>(
+  tx: Transaction,
+  subspace: Subspace,
+  keyParts: KeyPart[],
+  codec: ValueCodec = MESSAGE_PACK,
+): Promise<{ value: T | undefined; shape: RecordShape }> {
+  const base = subspace.pack(...keyParts);
+  const { bytes, shape } = await bytesAt(tx, base, true);
+  return { value: bytes === undefined ? undefined : (codec.decode(bytes, base) as T), shape };
 }
 
-/** The bytes of the record whose key, without a chunk number, is `base`. */
-async function bytesAt(tx: Transaction, base: Bytes): Promise<Bytes | undefined> {
+/** The stored bytes of a record, reassembled from its chunks. */
+export async function readRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[]): Promise<Bytes | undefined> {
+  return (await bytesAt(tx, subspace.pack(...keyParts), false)).bytes;
+}
+
+/**
+ * The bytes of the record whose key, without a chunk number, is `base`, and
+ * how they were stored; `together`: its chunk 1 is read beside its whole
+ * value instead of after finding none.
+ */
+async function bytesAt(tx: Transaction, base: Bytes, together: boolean): Promise<{ bytes: Bytes | undefined; shape: RecordShape }> {
+  const chunkOne = Buffer.concat([base, ONE_PART_ONE]);
+  const firstChunk = together ? tx.get(chunkOne) : undefined;
+  firstChunk?.catch(() => undefined);
   // Most records are whole: one point read finds them without a range read.
   const whole = await tx.get(Buffer.concat([base, ONE_PART_ZERO]));
-  if (whole !== undefined) return whole;
+  if (whole !== undefined) return { bytes: whole, shape: 'whole' };
   // Nor is a missing record (a new task's head) worth a range read: a split one always has chunk 1.
-  const first = await tx.get(Buffer.concat([base, ONE_PART_ONE]));
-  if (first === undefined) return undefined;
+  const first = await (firstChunk ?? tx.get(chunkOne));
+  if (first === undefined) return { bytes: undefined, shape: 'absent' };
   // Chunk 1 was just read in this transaction, so the range holds at least it.
-  const chunks = await tx.getRange(Buffer.concat([base, ONE_PART_ONE]), Buffer.concat([base, FF]));
-  return Buffer.concat(chunks.map((c) => c.value));
+  const chunks = await tx.getRange(chunkOne, Buffer.concat([base, FF]));
+  return { bytes: Buffer.concat(chunks.map((c) => c.value)), shape: 'split' };
+}
+
+/** How the record at `base` is stored, by its first two keys. */
+async function shapeAt(tx: Transaction, base: Bytes, whole: Bytes): Promise<RecordShape> {
+  // Two point reads tell the common cases apart without a range read: a
+  // record kept whole, or no record at all; only a split one needs clearing.
+  if ((await tx.get(whole)) !== undefined) return 'whole';
+  return (await tx.get(Buffer.concat([base, ONE_PART_ONE]))) !== undefined ? 'split' : 'absent';
 }
 
 /** Removes a record written by {@link writeRecord}, every chunk of it. */

@@ -8,7 +8,7 @@ import type { ChainTip } from '../../domain/audit.js';
 import type { Lease } from '../../domain/leases.js';
 import type { LegalHold, TaskPolicy } from '../../domain/retention.js';
 import type { TaskState } from '../../domain/task-state.js';
-import { readRecord, writeRecord } from '../../store/keyspace.js';
+import { CHUNK_BYTES, readRecordShaped, writeRecord, type RecordShape } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
@@ -52,8 +52,8 @@ export interface TaskHead {
 }
 
 export class TaskRows {
-  /** Tasks whose head this transaction read: whether it existed. */
-  private readonly seen = new Map<string, boolean>();
+  /** Tasks whose head this transaction read or wrote: how the head is stored, so that writing it needs no read again. */
+  private readonly shapes = new Map<string, RecordShape>();
 
   constructor(
     private readonly tx: Transaction,
@@ -63,9 +63,9 @@ export class TaskRows {
 
   /** The task's head, or undefined when the task has never been written. */
   async head(taskId: string): Promise<TaskHead | undefined> {
-    const head = await readRecord<TaskHead>(this.tx, this.ks.tasks, [taskId], this.codecs.tasks);
-    this.seen.set(taskId, head !== undefined);
-    return head;
+    const { value, shape } = await readRecordShaped<TaskHead>(this.tx, this.ks.tasks, [taskId], this.codecs.tasks);
+    this.shapes.set(taskId, shape);
+    return value;
   }
 
   /** Up to `limit` task ids after `after`, in id order. */
@@ -93,11 +93,12 @@ export class TaskRows {
   }
 
   async putHead(head: TaskHead): Promise<void> {
-    await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, this.codecs.tasks);
+    const shape = this.shapes.get(head.taskId);
+    const bytes = await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, this.codecs.tasks, shape);
+    this.shapes.set(head.taskId, bytes <= CHUNK_BYTES ? 'whole' : 'split');
     // A new task joins the list (the `task` layout keeps heads beside each task's rows, not in one range).
-    if (this.ks.layout === 'task' && !(this.seen.get(head.taskId) ?? (await this.listed(head.taskId)))) {
+    if (this.ks.layout === 'task' && (shape === undefined ? !(await this.listed(head.taskId)) : shape === 'absent')) {
       this.tx.set(this.ks.taskList.pack(head.taskId), EMPTY);
-      this.seen.set(head.taskId, true);
     }
   }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CHUNK_BYTES, clearRecord, readRecord, tenantKeyspace, writeRecord } from '../../../src/store/keyspace.js';
+import { CHUNK_BYTES, clearRecord, readRecord, readRecordShaped, tenantKeyspace, writeRecord } from '../../../src/store/keyspace.js';
+import type { Transaction } from '../../../src/store/store.js';
 import type { StoreInitializer } from './initializer.js';
 import { freshStore } from './helpers.js';
 
@@ -51,6 +52,31 @@ export function keyspaceSpec(init: StoreInitializer): void {
       }
     });
 
+    it('writes a record back in the shape its transaction read, without reading it again, as it grows and shrinks', async () => {
+      const { store } = handle();
+      const sizes = [100, 400_000, 50, 200_000, 900_000, 10];
+      let expected: 'whole' | 'split' | 'absent' = 'absent';
+      for (const size of sizes) {
+        const blob = randomBytes(size);
+        const { shape, reads } = await store.transact(async (tx) => {
+          const found = await readRecordShaped<{ blob: Uint8Array }>(tx, space, ['task', 's']);
+          const counted = countingReads(tx);
+          await writeRecord(counted.tx, space, ['task', 's'], { blob }, undefined, found.shape);
+          return { shape: found.shape, reads: counted.reads() };
+        });
+        expect(shape).toBe(expected);
+        expect(reads).toBe(0);
+        expected = size + 16 <= CHUNK_BYTES ? 'whole' : 'split';
+        const chunks = await store.transact((tx) => tx.getPrefix(space.pack('task', 's')));
+        const parts = chunks.map((c) => space.unpack(c.key)[2]);
+        if (expected === 'whole') expect(parts).toEqual([0]);
+        else expect(parts).toEqual(Array.from({ length: chunks.length }, (_, i) => i + 1));
+        const back = await store.transact((tx) => readRecordShaped<{ blob: Uint8Array }>(tx, space, ['task', 's']));
+        expect(back.shape).toBe(expected);
+        expect(Buffer.from(back.value!.blob).equals(blob)).toBe(true);
+      }
+    });
+
     it('orders tuple keys as their parts order, numbers before strings', async () => {
       const { store } = handle();
       const history = tenantKeyspace('conformance').history;
@@ -73,4 +99,23 @@ export function keyspaceSpec(init: StoreInitializer): void {
       expect(rows).toHaveLength(1);
     });
   });
+}
+
+/** `tx`, counting the reads made through it. */
+function countingReads(tx: Transaction): { tx: Transaction; reads: () => number } {
+  let reads = 0;
+  const counted = new Proxy(tx, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (name === 'get' || name === 'getRange' || name === 'getPrefix') {
+        return (...args: unknown[]) => {
+          reads += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+  return { tx: counted, reads: () => reads };
 }
