@@ -9,23 +9,31 @@
  * queued while its writer is busy; at a steady few hundred creates a second
  * its writer is idle when each one arrives, so each commits alone.
  *
- * The window holds a transaction's writes for up to `windowMs` while other
- * write transactions are under way (they will commit soon), and hands the
- * writes gathered to LMDB as one commit. A transaction alone (a single
- * agent, one create at a time) is never held: its commit starts at once,
- * as before. Each transaction still resolves only after the commit holding
- * its writes is on disk.
+ * The window holds a transaction's writes while there is something to wait
+ * for, and hands the writes gathered to LMDB as one commit: while other
+ * write transactions under way have not yet handed theirs (they will come
+ * soon), or while a commit is in flight (the next cannot start before it
+ * lands). It commits as soon as neither holds (the last writer under way
+ * joined, the commit in flight landed, a writer left without writing), at
+ * `windowMs` after it opened at the latest, or once it holds `maxParts`. A
+ * transaction alone (a single agent, one create at a time) is never held:
+ * its commit starts at once. Each transaction still resolves only after the
+ * commit holding its writes is on disk.
  *
  * @module
  */
 
 export interface CommitWindowOptions<P> {
-  /** How long the first part held waits for others; 0 turns the window off. */
+  /** How long the first part held waits at most; 0 turns the window off. */
   windowMs: number;
   /** Parts gathered at which the window commits at once. */
   maxParts: number;
   /** Commits the parts in order, as one transaction; `first` is the first part's commit sequence. */
   commit: (parts: P[], first: bigint, last: bigint) => Promise<void>;
+  /** Write transactions under way that have not yet handed their writes to the window. */
+  waiting: () => number;
+  /** Whether a commit is in flight: the next one cannot start before it lands. */
+  busy: () => boolean;
 }
 
 interface Open<P> {
@@ -45,19 +53,20 @@ export class CommitWindow<P> {
 
   /**
    * Commits `part` (sequence `sequence`, later than any given before):
-   * joined to the window open, held in a new one while `others` write
-   * transactions are under way, at once otherwise. Resolves when its commit
-   * is durable.
+   * joined to the window open, held in a new one while there is something
+   * to wait for, at once otherwise. A `background` part (no caller waits
+   * for it) joins a window open but opens none. Resolves when its commit is
+   * durable.
    */
-  add(part: P, sequence: bigint, others: number): Promise<void> {
+  add(part: P, sequence: bigint, background = false): Promise<void> {
     const open = this.open;
     if (open !== undefined) {
       open.parts.push(part);
       open.last = sequence;
-      if (open.parts.length >= this.options.maxParts) this.flush();
+      if (open.parts.length >= this.options.maxParts || this.ready()) this.flush();
       return open.done;
     }
-    if (this.options.windowMs <= 0 || others === 0) return this.options.commit([part], sequence, sequence);
+    if (this.options.windowMs <= 0 || background || this.ready()) return this.options.commit([part], sequence, sequence);
     let resolve!: () => void;
     let reject!: (error: unknown) => void;
     const done = new Promise<void>((res, rej) => {
@@ -67,6 +76,16 @@ export class CommitWindow<P> {
     const timer = setTimeout(() => this.flush(), this.options.windowMs);
     this.open = { parts: [part], first: sequence, last: sequence, timer, done, resolve, reject };
     return done;
+  }
+
+  /** Whether a window held now would wait for nothing: no other writer is still to hand its writes, and no commit is in flight. */
+  private ready(): boolean {
+    return this.options.waiting() === 0 && !this.options.busy();
+  }
+
+  /** Commits the window open if it now waits for nothing: called when a commit lands and when a writer leaves. */
+  settle(): void {
+    if (this.open !== undefined && this.ready()) this.flush();
   }
 
   /** Commits the window open now, if one is (before the store closes, or once it is full). */

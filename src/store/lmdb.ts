@@ -93,6 +93,8 @@ export class LmdbStore implements Store, PendingReader {
   private readonly readers = new ReadGate();
   /** Write transactions under way: from the start of their turn to their answer. */
   private writers = 0;
+  /** Writers under way that have handed their writes to the commit window and wait for them to be durable. */
+  private handed = 0;
   /** Commits handed to lmdb-js's writer thread and not yet settled. */
   private handedOver = 0;
   /** Whether nothing else waits on the process (`commitInline`). */
@@ -111,6 +113,8 @@ export class LmdbStore implements Store, PendingReader {
       windowMs: options.commitWindowMs ?? 0,
       maxParts: WINDOW_MAX_PARTS,
       commit: (parts, first, last) => this.commit(parts, first, last),
+      waiting: () => this.writers - this.handed,
+      busy: () => this.handedOver > 0,
     });
     this.attach(env);
     const stored = this.meta.get(SEQUENCE_KEY);
@@ -202,6 +206,7 @@ export class LmdbStore implements Store, PendingReader {
       return await this.attemptOnce(body, deadline, false);
     } finally {
       this.writers -= 1;
+      this.window.settle();
     }
   }
 
@@ -265,8 +270,9 @@ export class LmdbStore implements Store, PendingReader {
     }
     const sequence = this.sequence;
     const readsFrom = this.pending.readsFrom();
-    // Held only while other callers' writes are under way; a background commit joins a window open but opens none.
-    const done = this.window.add({ writes, blind }, sequence, background ? 0 : this.writers - 1);
+    // Held only while other callers' writes are still to come or a commit is in flight; a background commit joins a window open but opens none.
+    if (!background) this.handed += 1;
+    const done = this.window.add({ writes, blind }, sequence, background);
     this.pending.addAll(writes, sequence);
     const before = this.lastCommit;
     this.lastCommit = done.catch(() => undefined);
@@ -279,6 +285,7 @@ export class LmdbStore implements Store, PendingReader {
       this.report(tx, false, false);
       throw error;
     } finally {
+      if (!background) this.handed -= 1;
       this.pending.removeAll(writes);
     }
     // Landed after a commit that failed, having read that commit's writes (or a later one's) from the overlay: the file now holds a write made from state that is not there.
@@ -436,9 +443,11 @@ export class LmdbStore implements Store, PendingReader {
       .then(
         () => {
           this.handedOver -= 1;
+          this.window.settle();
         },
         async (error: unknown) => {
           this.handedOver -= 1;
+          this.window.settle();
           throw await this.failed(error, first);
         },
       );

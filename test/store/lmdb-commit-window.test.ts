@@ -9,8 +9,10 @@ import { LmdbStore } from '../../src/store/lmdb.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('CommitWindow', () => {
+  /** A window over a recorded commit; `state` says how many writers are still to hand their writes, and whether a commit is in flight. */
   function recorder(windowMs: number, maxParts = 100) {
     const commits: { parts: string[]; first: bigint; last: bigint }[] = [];
+    const state = { waiting: 0, busy: false };
     let fail: Error | undefined;
     const window = new CommitWindow<string>({
       windowMs,
@@ -19,39 +21,95 @@ describe('CommitWindow', () => {
         commits.push({ parts: [...parts], first, last });
         if (fail) throw fail;
       },
+      waiting: () => state.waiting,
+      busy: () => state.busy,
     });
-    return { window, commits, failWith: (error: Error) => (fail = error) };
+    return { window, commits, state, failWith: (error: Error) => (fail = error) };
   }
 
-  it('commits a part at once when no other write is under way', async () => {
+  it('commits a part at once when nothing is under way', async () => {
     const { window, commits } = recorder(10_000);
-    const done = window.add('a', 1n, 0);
+    const done = window.add('a', 1n);
     expect(commits).toEqual([{ parts: ['a'], first: 1n, last: 1n }]);
     await done;
   });
 
-  it('holds a part while others are under way, and commits what joined it as one, in order', async () => {
-    const { window, commits } = recorder(20);
-    const first = window.add('a', 1n, 2);
-    const second = window.add('b', 2n, 1);
-    const third = window.add('c', 3n, 0);
+  it('holds parts while other writers are still to hand theirs, and commits them as one, in order, when the last joins', async () => {
+    const { window, commits, state } = recorder(60_000);
+    state.waiting = 2;
+    const first = window.add('a', 1n);
+    state.waiting = 1;
+    const second = window.add('b', 2n);
     expect(commits).toEqual([]);
-    await Promise.all([first, second, third]);
+    state.waiting = 0;
+    const third = window.add('c', 3n);
+    // Not the window's minute: the last writer under way joined.
     expect(commits).toEqual([{ parts: ['a', 'b', 'c'], first: 1n, last: 3n }]);
+    await Promise.all([first, second, third]);
+  });
+
+  it('holds parts while a commit is in flight, and commits them when it lands', async () => {
+    const { window, commits, state } = recorder(60_000);
+    state.busy = true;
+    const first = window.add('a', 1n);
+    const second = window.add('b', 2n);
+    window.settle();
+    expect(commits).toEqual([]);
+    state.busy = false;
+    window.settle();
+    expect(commits).toEqual([{ parts: ['a', 'b'], first: 1n, last: 2n }]);
+    await Promise.all([first, second]);
+  });
+
+  it('commits what it holds when a writer it waited for leaves without writing', async () => {
+    const { window, commits, state } = recorder(60_000);
+    state.waiting = 1;
+    const held = window.add('a', 1n);
+    expect(commits).toEqual([]);
+    state.waiting = 0;
+    window.settle();
+    expect(commits).toEqual([{ parts: ['a'], first: 1n, last: 1n }]);
+    await held;
+  });
+
+  it('commits at the end of the window what is still waiting for a writer', async () => {
+    const { window, commits, state } = recorder(20);
+    state.waiting = 3;
+    const held = window.add('a', 1n);
+    await held;
+    expect(commits).toEqual([{ parts: ['a'], first: 1n, last: 1n }]);
   });
 
   it('commits at once once the window holds its most parts', async () => {
-    const { window, commits } = recorder(60_000, 2);
-    const held = window.add('a', 1n, 1);
-    const full = window.add('b', 2n, 1);
+    const { window, commits, state } = recorder(60_000, 2);
+    state.waiting = 5;
+    const held = window.add('a', 1n);
+    const full = window.add('b', 2n);
     expect(commits).toEqual([{ parts: ['a', 'b'], first: 1n, last: 2n }]);
     await Promise.all([held, full]);
   });
 
+  it('a background part joins a window open but opens none', async () => {
+    const { window, commits, state } = recorder(60_000);
+    state.busy = true;
+    const alone = window.add('merge', 1n, true);
+    expect(commits).toEqual([{ parts: ['merge'], first: 1n, last: 1n }]);
+    const held = window.add('a', 2n);
+    const joined = window.add('merge', 3n, true);
+    expect(commits).toHaveLength(1);
+    state.busy = false;
+    window.settle();
+    expect(commits[1]).toEqual({ parts: ['a', 'merge'], first: 2n, last: 3n });
+    await Promise.all([alone, held, joined]);
+  });
+
   it('refuses every part of a commit that failed', async () => {
-    const { window, failWith } = recorder(5);
+    const { window, state, failWith } = recorder(5);
     failWith(new Error('disk full'));
-    const results = await Promise.allSettled([window.add('a', 1n, 1), window.add('b', 2n, 0)]);
+    state.waiting = 1;
+    const first = window.add('a', 1n);
+    state.waiting = 0;
+    const results = await Promise.allSettled([first, window.add('b', 2n)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 
@@ -62,14 +120,18 @@ describe('CommitWindow', () => {
       commit: () => {
         throw new Error('environment closed');
       },
+      waiting: () => 1,
+      busy: () => false,
     });
-    await expect(window.add('a', 1n, 1)).rejects.toThrow('environment closed');
+    await expect(window.add('a', 1n)).rejects.toThrow('environment closed');
   });
 
   it('a window of 0 never holds', () => {
-    const { window, commits } = recorder(0);
-    void window.add('a', 1n, 5);
-    void window.add('b', 2n, 5);
+    const { window, commits, state } = recorder(0);
+    state.waiting = 5;
+    state.busy = true;
+    void window.add('a', 1n);
+    void window.add('b', 2n);
     expect(commits.map((c) => c.parts)).toEqual([['a'], ['b']]);
   });
 });
@@ -105,8 +167,9 @@ describe('LmdbStore with a commit window', () => {
 
   const key = (i: number) => Buffer.from(`k${i}`);
 
-  it('writes under way together share one commit, each answered once it is durable', async () => {
-    const { commits, dir } = await scenario(2_000, async (store) => {
+  it('writes under way together share one commit, each answered once it is durable, without waiting out the window', async () => {
+    const started = Date.now();
+    const { commits, dir } = await scenario(5_000, async (store) => {
       // Five writers at once: each body waits a little, so the others queue behind it and are under way when it commits.
       await Promise.all(
         Array.from({ length: 5 }, (_, i) =>
@@ -118,6 +181,8 @@ describe('LmdbStore with a commit window', () => {
       );
     });
     expect(commits).toBe(1);
+    // The fifth writer joined the four before it: nothing was left to wait for, so the window did not run its 5 s.
+    expect(Date.now() - started).toBeLessThan(4_000);
     const reopened = LmdbStore.open({ path: dir });
     const values = await reopened.transact(async (tx) => Promise.all(Array.from({ length: 5 }, async (_, i) => (await tx.get(key(i)))?.toString())), { readOnly: true });
     await reopened.close();
