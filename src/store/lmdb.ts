@@ -114,7 +114,6 @@ export class LmdbStore implements Store, PendingReader {
       maxParts: WINDOW_MAX_PARTS,
       commit: (parts, first, last) => this.commit(parts, first, last),
       waiting: () => this.writers - this.handed,
-      busy: () => this.handedOver > 0,
     });
     this.attach(env);
     const stored = this.meta.get(SEQUENCE_KEY);
@@ -443,11 +442,9 @@ export class LmdbStore implements Store, PendingReader {
       .then(
         () => {
           this.handedOver -= 1;
-          this.window.settle();
         },
         async (error: unknown) => {
           this.handedOver -= 1;
-          this.window.settle();
           throw await this.failed(error, first);
         },
       );

@@ -9,22 +9,32 @@ import { LmdbStore } from '../../src/store/lmdb.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('CommitWindow', () => {
-  /** A window over a recorded commit; `state` says how many writers are still to hand their writes, and whether a commit is in flight. */
+  /**
+   * A window over a recorded commit; `state.waiting` says how many writers
+   * are still to hand their writes, and each commit lands when `land()` is
+   * called (all of them if `state.landAtOnce`).
+   */
   function recorder(windowMs: number, maxParts = 100) {
     const commits: { parts: string[]; first: bigint; last: bigint }[] = [];
-    const state = { waiting: 0, busy: false };
+    const state = { waiting: 0, landAtOnce: true };
+    const inFlight: (() => void)[] = [];
     let fail: Error | undefined;
     const window = new CommitWindow<string>({
       windowMs,
       maxParts,
-      commit: async (parts, first, last) => {
+      commit: (parts, first, last) => {
         commits.push({ parts: [...parts], first, last });
-        if (fail) throw fail;
+        if (fail) return Promise.reject(fail);
+        if (state.landAtOnce) return Promise.resolve();
+        return new Promise<void>((resolve) => inFlight.push(resolve));
       },
       waiting: () => state.waiting,
-      busy: () => state.busy,
     });
-    return { window, commits, state, failWith: (error: Error) => (fail = error) };
+    const land = async () => {
+      for (const resolve of inFlight.splice(0)) resolve();
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { window, commits, state, land, failWith: (error: Error) => (fail = error) };
   }
 
   it('commits a part at once when nothing is under way', async () => {
@@ -48,17 +58,20 @@ describe('CommitWindow', () => {
     await Promise.all([first, second, third]);
   });
 
-  it('holds parts while a commit is in flight, and commits them when it lands', async () => {
-    const { window, commits, state } = recorder(60_000);
-    state.busy = true;
-    const first = window.add('a', 1n);
+  it('holds parts while a commit is in flight, and commits them when a writer joins with none in flight', async () => {
+    const { window, commits, state, land } = recorder(60_000);
+    state.landAtOnce = false;
+    const inFlight = window.add('a', 1n);
     const second = window.add('b', 2n);
-    window.settle();
-    expect(commits).toEqual([]);
-    state.busy = false;
-    window.settle();
-    expect(commits).toEqual([{ parts: ['a', 'b'], first: 1n, last: 2n }]);
-    await Promise.all([first, second]);
+    const third = window.add('c', 3n);
+    expect(commits).toEqual([{ parts: ['a'], first: 1n, last: 1n }]);
+    await land();
+    // A window a commit in flight opened is not cut short when it lands: what arrives meanwhile joins it.
+    expect(commits).toHaveLength(1);
+    state.landAtOnce = true;
+    const fourth = window.add('d', 4n);
+    expect(commits[1]).toEqual({ parts: ['b', 'c', 'd'], first: 2n, last: 4n });
+    await Promise.all([inFlight, second, third, fourth]);
   });
 
   it('commits what it holds when a writer it waited for leaves without writing', async () => {
@@ -89,18 +102,20 @@ describe('CommitWindow', () => {
     await Promise.all([held, full]);
   });
 
-  it('a background part joins a window open but opens none', async () => {
-    const { window, commits, state } = recorder(60_000);
-    state.busy = true;
-    const alone = window.add('merge', 1n, true);
-    expect(commits).toEqual([{ parts: ['merge'], first: 1n, last: 1n }]);
-    const held = window.add('a', 2n);
-    const joined = window.add('merge', 3n, true);
-    expect(commits).toHaveLength(1);
-    state.busy = false;
+  it('a background part joins a window open but opens none, and its commit in flight holds no caller', async () => {
+    const { window, commits, state, land } = recorder(60_000);
+    state.landAtOnce = false;
+    const background = window.add('merge', 1n, true);
+    const caller = window.add('a', 2n);
+    expect(commits.map((c) => c.parts)).toEqual([['merge'], ['a']]);
+    const held = window.add('b', 3n);
+    const joined = window.add('merge', 4n, true);
+    expect(commits).toHaveLength(2);
+    await land();
+    state.landAtOnce = true;
     window.settle();
-    expect(commits[1]).toEqual({ parts: ['a', 'merge'], first: 2n, last: 3n });
-    await Promise.all([alone, held, joined]);
+    expect(commits[2]).toEqual({ parts: ['b', 'merge'], first: 3n, last: 4n });
+    await Promise.all([background, caller, held, joined]);
   });
 
   it('refuses every part of a commit that failed', async () => {
@@ -121,7 +136,6 @@ describe('CommitWindow', () => {
         throw new Error('environment closed');
       },
       waiting: () => 1,
-      busy: () => false,
     });
     await expect(window.add('a', 1n)).rejects.toThrow('environment closed');
   });
@@ -129,7 +143,7 @@ describe('CommitWindow', () => {
   it('a window of 0 never holds', () => {
     const { window, commits, state } = recorder(0);
     state.waiting = 5;
-    state.busy = true;
+    state.landAtOnce = false;
     void window.add('a', 1n);
     void window.add('b', 2n);
     expect(commits.map((c) => c.parts)).toEqual([['a'], ['b']]);
