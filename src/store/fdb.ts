@@ -191,7 +191,10 @@ export class FdbStore implements Store {
    * attempt that commits nothing (a write that found nothing to do, or a
    * body that refused, say on a version that no longer matches) has no
    * commit to check its reads: its answer could be another instance's
-   * write behind, so it is run again at a fresh read version.
+   * write behind, so it is run again at a fresh read version. So is one
+   * whose commit conflicted, at once: the conflict says the cache was
+   * behind (on a task another instance writes too, nearly always), not
+   * that the task is contended, and the caller's backoff is for that.
    */
   private async run<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
     // A caller that asked for no retries (the service, which has its own policy) gets `commit_unknown` and runs it again itself.
@@ -268,8 +271,9 @@ export class FdbStore implements Store {
     } catch (error) {
       const failure = translateFailure(this.fdb, error, last?.committing === true);
       report(false);
-      // The body refused at a cached read version: its reasons may be a write behind.
-      if (last?.cached === true && !(failure instanceof StoreError)) {
+      // The body refused at a cached read version (its reasons may be a write behind), or its commit conflicted there
+      // (which says only that the cache was behind, not that the key is contended): run again at once at a fresh one.
+      if (last?.cached === true && (!(failure instanceof StoreError) || failure.code === 'conflict')) {
         settleStamp(Promise.reject(new StoreError('internal', 'The attempt was run again at a fresh read version.')));
         throw new Unchecked();
       }
@@ -340,7 +344,7 @@ export class FdbStore implements Store {
   }
 }
 
-/** An attempt at a cached read version committed nothing: {@link FdbStore.run} runs the body again at a fresh one. */
+/** An attempt at a cached read version committed nothing, or conflicted: {@link FdbStore.run} runs the body again at a fresh one. */
 class Unchecked extends Error {}
 
 /** The commit's stamp, or why it has none. */
