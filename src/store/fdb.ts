@@ -271,9 +271,11 @@ export class FdbStore implements Store {
     } catch (error) {
       const failure = translateFailure(this.fdb, error, last?.committing === true);
       report(false);
-      // The body refused at a cached read version (its reasons may be a write behind), or its commit conflicted there
-      // (which says only that the cache was behind, not that the key is contended): run again at once at a fresh one.
-      if (last?.cached === true && (!(failure instanceof StoreError) || failure.code === 'conflict')) {
+      // The body refused at a cached read version (its reasons may be a write behind), or the cluster refused its commit
+      // there as a conflict (which says only that the cache was behind, not that the key is contended): run again at
+      // once at a fresh one. A conflict the body threw itself is its caller's to retry.
+      const conflicted = failure instanceof StoreError && failure.code === 'conflict' && last?.committing === true;
+      if (last?.cached === true && (!(failure instanceof StoreError) || conflicted)) {
         settleStamp(Promise.reject(new StoreError('internal', 'The attempt was run again at a fresh read version.')));
         throw new Unchecked();
       }
