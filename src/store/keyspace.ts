@@ -545,28 +545,29 @@ export type RecordShape = 'whole' | 'split' | 'absent';
  * else chunks at `(key, 1)`, `(key, 2)`, … Chunks of an earlier, larger
  * version are cleared, so a record that shrinks leaves nothing behind.
  * `shape`: how this transaction found the record ({@link readRecordShaped});
- * without it the write reads the record's keys first.
+ * without it the write reads the record's keys first. Answers the shape it
+ * wrote, for a later write of the record in the same transaction.
  */
-export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK, shape?: RecordShape): Promise<number> {
+export async function writeRecord(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], value: unknown, codec: ValueCodec = MESSAGE_PACK, shape?: RecordShape): Promise<RecordShape> {
   return writeRecordBytes(tx, subspace, keyParts, codec.encode(value, subspace.pack(...keyParts)), shape);
 }
 
 /** Writes a record's encoded bytes at `keyParts`, whole or split, as {@link writeRecord} does (a re-seal rewrites bytes it never decodes). */
-export async function writeRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], bytes: Bytes, shape?: RecordShape): Promise<number> {
+export async function writeRecordBytes(tx: Transaction, subspace: Subspace, keyParts: KeyPart[], bytes: Bytes, shape?: RecordShape): Promise<RecordShape> {
   const base = subspace.pack(...keyParts);
   const whole = Buffer.concat([base, ONE_PART_ZERO]);
   const was = shape ?? (await shapeAt(tx, base, whole));
   if (was === 'split') tx.clearRange(Buffer.concat([base, ZERO]), Buffer.concat([base, FF]));
   if (bytes.length <= CHUNK_BYTES) {
     tx.set(whole, bytes);
-    return bytes.length;
+    return 'whole';
   }
   if (was === 'whole') tx.clear(whole);
   let chunk = 1;
   for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES, chunk++) {
     tx.set(subspace.pack(...keyParts, chunk), bytes.subarray(offset, offset + CHUNK_BYTES));
   }
-  return bytes.length;
+  return 'split';
 }
 
 /** Writes a record under a key that has never held one (a new id), skipping the reads. */

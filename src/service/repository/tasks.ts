@@ -8,7 +8,7 @@ import type { ChainTip } from '../../domain/audit.js';
 import type { Lease } from '../../domain/leases.js';
 import type { LegalHold, TaskPolicy } from '../../domain/retention.js';
 import type { TaskState } from '../../domain/task-state.js';
-import { CHUNK_BYTES, readRecordShaped, writeRecord, type RecordShape } from '../../store/keyspace.js';
+import { readRecordShaped, writeRecord, type RecordShape } from '../../store/keyspace.js';
 import type { Transaction } from '../../store/store.js';
 import type { Codecs } from './codec.js';
 import type { Keyspace } from './keyspace.js';
@@ -94,8 +94,7 @@ export class TaskRows {
 
   async putHead(head: TaskHead): Promise<void> {
     const shape = this.shapes.get(head.taskId);
-    const bytes = await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, this.codecs.tasks, shape);
-    this.shapes.set(head.taskId, bytes <= CHUNK_BYTES ? 'whole' : 'split');
+    this.shapes.set(head.taskId, await writeRecord(this.tx, this.ks.tasks, [head.taskId], head, this.codecs.tasks, shape));
     // A new task joins the list (the `task` layout keeps heads beside each task's rows, not in one range).
     if (this.ks.layout === 'task' && (shape === undefined ? !(await this.listed(head.taskId)) : shape === 'absent')) {
       this.tx.set(this.ks.taskList.pack(head.taskId), EMPTY);
