@@ -93,8 +93,8 @@ export class LmdbStore implements Store, PendingReader {
   private readonly readers = new ReadGate();
   /** Write transactions under way: from the start of their turn to their answer. */
   private writers = 0;
-  /** Writers under way that have handed their writes to the commit window and wait for them to be durable. */
-  private handed = 0;
+  /** Writers under way that have joined the commit window (their writes handed to it) and wait for them to be durable; not `handedOver`, which counts commits. */
+  private joined = 0;
   /** Commits handed to lmdb-js's writer thread and not yet settled. */
   private handedOver = 0;
   /** Whether nothing else waits on the process (`commitInline`). */
@@ -113,7 +113,7 @@ export class LmdbStore implements Store, PendingReader {
       windowMs: options.commitWindowMs ?? 0,
       maxParts: WINDOW_MAX_PARTS,
       commit: (parts, first, last) => this.commit(parts, first, last),
-      waiting: () => this.writers - this.handed,
+      waiting: () => this.writers - this.joined,
     });
     this.attach(env);
     const stored = this.meta.get(SEQUENCE_KEY);
@@ -270,7 +270,7 @@ export class LmdbStore implements Store, PendingReader {
     const sequence = this.sequence;
     const readsFrom = this.pending.readsFrom();
     // Held only while other callers' writes are still to come or a commit is in flight; a background commit joins a window open but opens none.
-    if (!background) this.handed += 1;
+    if (!background) this.joined += 1;
     const done = this.window.add({ writes, blind }, sequence, background);
     this.pending.addAll(writes, sequence);
     const before = this.lastCommit;
@@ -284,7 +284,7 @@ export class LmdbStore implements Store, PendingReader {
       this.report(tx, false, false);
       throw error;
     } finally {
-      if (!background) this.handed -= 1;
+      if (!background) this.joined -= 1;
       this.pending.removeAll(writes);
     }
     // Landed after a commit that failed, having read that commit's writes (or a later one's) from the overlay: the file now holds a write made from state that is not there.
