@@ -56,6 +56,8 @@ const serverSettings = {
   nodeEnv: setting('NODE_ENV', z.string().default('development')),
   /** How long a stop may take from SIGTERM (ms): requests in flight finish, then the write queue replays until its journal is empty or this runs out. */
   shutdownGraceMs: setting('BATON_SHUTDOWN_GRACE_MS', ms(0, 3_600_000).default(25_000)),
+  /** The nice value every thread but the event loop runs at, at least (`threads/priority.ts`); 0 leaves them all at the process's priority. */
+  helperNice: setting('BATON_HELPER_NICE', z.coerce.number().int().min(0).max(19).default(10)),
 };
 
 /** Who may call: tokens, roles, tenants. */

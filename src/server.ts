@@ -17,6 +17,7 @@ import { LOG_REDACT_PATHS } from './http/plugins/auth.js';
 import { openRuntime } from './service/runtime.js';
 import { openStore } from './store/open.js';
 import { StoreError } from './store/store.js';
+import { putEventLoopFirst } from './threads/priority.js';
 
 /** The service's logger: JSON lines, secrets redacted (a traced request's lines carry its trace ids: `http/plugins/tracing.ts`); to stdout unless told otherwise. */
 export function serviceLogger(level: string, destination?: DestinationStream): Logger {
@@ -46,6 +47,8 @@ export async function serve(argv: readonly string[] = process.argv): Promise<voi
     throw new ConfigError(`${FAULT_FLAG} is refused with NODE_ENV=production; set BATON_ALLOW_FAULTS=1 as well to rehearse an outage in production.`);
   }
   if (faultInjection) logger.warn({}, 'fault injection is enabled: admins can make the store unavailable through POST /v1/admin/faults');
+  // Before the store opens: FoundationDB's network thread, which every request's reads and commits go through, keeps the event loop's priority.
+  await putEventLoopFirst(config.helperNice);
   const store = await openStore(config);
   const runtime = await openRuntime(config, { store, log: logger, faultInjection });
   const app = await buildApp({ runtime, logger });

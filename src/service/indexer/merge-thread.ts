@@ -16,6 +16,7 @@ import { ENTRY, FrameWriter, OPEN_RUNS, readFrame, taskMerges } from './frames.j
 import type { TaskMerge } from './merge-rows.js';
 import type { CommitRequest, LentRequest, MergeReply, PrepareRequest, Prepared, ReleaseRequest, RowsRequest } from './merge-worker.js';
 import { ThreadCalls } from '../repository/thread-calls.js';
+import { helperNice } from '../../threads/priority.js';
 
 
 /**
@@ -27,7 +28,7 @@ function workerOf(role: 'merge' | 'commit'): Worker {
   const typescript = import.meta.url.endsWith('.ts');
   const url = new URL(typescript ? './merge-worker.ts' : './merge-worker.js', import.meta.url);
   // A batch of a few hundred entries at a time: a small heap.
-  const options = { resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 }, workerData: { role } };
+  const options = { resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 }, workerData: { role, nice: helperNice() } };
   if (!typescript) return new Worker(url, options);
   const source = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); });`;
   return new Worker(source, { eval: true, ...options });

@@ -21,14 +21,14 @@
  *
  * @module
  */
-import { readlinkSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readLent, releaseLent, writeLent } from '../../store/open.js';
 import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type Transaction } from '../../store/store.js';
 import { packInLayout, runKeys, type KeyLayout } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
 import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
+import { lowerThisThread } from '../../threads/priority.js';
 import { addTaskMerge, ENTRY, FrameWriter, OPEN_RUNS, readFrame, taskMerges } from './frames.js';
 import { KEYLESS, KeyNeeded, mergeGiven, type TaskMerge } from './merge-rows.js';
 
@@ -220,22 +220,28 @@ export async function mergeRows(tenant: string, rows: ArrayBuffer, sealed = fals
  * third of a contended core's time (CFS weights 335 against 1024), enough
  * for its backlog not to grow (`docs/performance.md`, issue 44).
  *
- * The commit thread keeps the process's priority: while it commits a merge
- * it holds the store's single writer, and every create waits for it. At
- * nice 5 that hold lasted as long as the thread's third of a contended core
- * took (a priority inversion: creates' p99 in the open loop 232 against 96
- * ms at the median of five alternated rounds, `docs/performance.md`), and
- * a thread cannot take a lower nice value back without the privilege to.
+ * The commit thread is not lowered below the other threads: while it
+ * commits a merge it holds the store's single writer, and every create
+ * waits for it. At nice 5 below threads at the process's priority, that
+ * hold lasted as long as the thread's third of a contended core took (a
+ * priority inversion: creates' p99 in the open loop 232 against 96 ms at
+ * the median of five alternated rounds, `docs/performance.md`), and a
+ * thread cannot take a lower nice value back without the privilege to.
+ * Both threads go to the nice value the server put every thread but the
+ * event loop at (`threads/priority.ts`, `BATON_HELPER_NICE`, 10), the
+ * merge thread to at least 5: the commit thread is then below the event
+ * loop only, level with the threads it shares the cores with.
  */
 const MERGE_NICE = 5;
 
+const given = workerData as { role?: 'merge' | 'commit'; nice?: number } | null;
 /** Which thread this is: the merge (`merge-thread.ts` starts it with no role) or the commit thread. */
-const ROLE = (workerData as { role?: 'merge' | 'commit' } | null)?.role ?? 'merge';
+const ROLE = given?.role ?? 'merge';
 
 /**
  * Names this thread for `top -H`, `ps -L` and perf (`baton-merge`,
- * `baton-commit`), and lowers the merge thread's priority: Linux keeps a
- * name and a nice value per thread, and `/proc/thread-self` is this one.
+ * `baton-commit`), and lowers its priority: Linux keeps a name and a nice
+ * value per thread, and `/proc/thread-self` is this one.
  */
 function settle(): void {
   try {
@@ -243,13 +249,7 @@ function settle(): void {
   } catch {
     // Not Linux: the thread keeps the process's name.
   }
-  if (ROLE !== 'merge') return;
-  try {
-    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, MERGE_NICE);
-  } catch {
-    // Not Linux, or not allowed: the thread keeps the process's priority.
-  }
+  lowerThisThread(Math.max(ROLE === 'merge' ? MERGE_NICE : 0, given?.nice ?? 0));
 }
 
 if (parentPort !== null) settle();
