@@ -1,9 +1,9 @@
 /**
  * What the open loop's tails wait behind: `bench:http`'s open loop (500
  * creates/s and 2,000 reads/s, evenly paced) against Baton alone, with the
- * server's event-loop delay and every GC pause over the same window
- * (`lib/lag-probe.mjs`), so that a read p99 can be set beside the pauses
- * that made it. With `BENCH_BASELINE` (another build's `dist/main.js`) the
+ * server's event-loop delay, every GC pause, and how long the event loop's
+ * thread waited for a core, over the same window (`lib/lag-probe.mjs`), so
+ * that a read p99 can be set beside the pauses that made it. With `BENCH_BASELINE` (another build's `dist/main.js`) the
  * two builds alternate, each on a fresh store.
  *
  *   npx tsx loadtest/open-lag.ts
@@ -47,7 +47,7 @@ onInterrupt(async () => { await stopServers(); tempDirs.removeAll(); }, () => un
 process.on('exit', () => { killServers(); tempDirs.removeAll(); });
 
 interface GcFigures { count: number; totalMs: number; maxMs: number; over5Ms: number }
-interface Lag { seconds: number; delay: { p50Ms: number; p99Ms: number; p999Ms: number; maxMs: number }; gc: Record<string, GcFigures> }
+interface Lag { seconds: number; delay: { p50Ms: number; p99Ms: number; p999Ms: number; maxMs: number }; gc: Record<string, GcFigures>; loopThread: { ranMs: number; waitedForCoreMs: number } }
 
 interface RoundFigures {
   build: string;
@@ -98,7 +98,8 @@ async function round(build: string, script: string, profileDir?: string): Promis
     console.log(
       `${build.padEnd(10)} create p50/p99 ${open.streams.create?.p50Ms.toFixed(1)}/${figures.createP99.toFixed(1)} ms, read p50/p99/max ${open.streams.read?.p50Ms.toFixed(2)}/${figures.readP99.toFixed(1)}/${figures.readMax.toFixed(1)} ms, ${open.errors} errors; ` +
         `server ${figures.serverUs.toFixed(0)} us/req (loop ${figures.loopUs.toFixed(0)}); loop delay p99/max ${lag.delay.p99Ms}/${lag.delay.maxMs} ms; ` +
-        `scavenges ${scavenge?.count ?? 0}, ${scavenge?.totalMs ?? 0} ms (max ${scavenge?.maxMs ?? 0}, ${scavenge?.over5Ms ?? 0} over 5 ms); mark-compacts ${major?.count ?? 0} (max ${major?.maxMs ?? 0} ms)`,
+        `scavenges ${scavenge?.count ?? 0}, ${scavenge?.totalMs ?? 0} ms (max ${scavenge?.maxMs ?? 0}, ${scavenge?.over5Ms ?? 0} over 5 ms); mark-compacts ${major?.count ?? 0} (max ${major?.maxMs ?? 0} ms); ` +
+        `event loop's thread ran ${lag.loopThread.ranMs} ms, waited for a core ${lag.loopThread.waitedForCoreMs} ms`,
     );
     return figures;
   } finally {
@@ -136,7 +137,8 @@ async function main(): Promise<void> {
     if (mine.length === 0) continue;
     console.log(
       `${build}: medians of ${mine.length}: create p99 ${median(mine.map((r) => r.createP99)).toFixed(1)} ms, read p99 ${median(mine.map((r) => r.readP99)).toFixed(1)} ms, ` +
-        `loop ${median(mine.map((r) => r.loopUs)).toFixed(0)} us/req, loop delay p99 ${median(mine.map((r) => r.lag.delay.p99Ms))} ms, scavenge time ${median(mine.map((r) => r.lag.gc.scavenge?.totalMs ?? 0))} ms`,
+        `loop ${median(mine.map((r) => r.loopUs)).toFixed(0)} us/req, loop delay p99 ${median(mine.map((r) => r.lag.delay.p99Ms))} ms, scavenge time ${median(mine.map((r) => r.lag.gc.scavenge?.totalMs ?? 0))} ms, ` +
+        `event loop waited for a core ${median(mine.map((r) => r.lag.loopThread.waitedForCoreMs))} ms`,
     );
   }
   console.log(`RESULT ${JSON.stringify({ fill: FILL, rounds })}`);
