@@ -2,8 +2,8 @@
  * The event loop first. Every request is parsed, validated and answered on
  * the main thread; V8's platform workers (garbage collection, compilation),
  * libuv's pool (where lmdb-js commits) and Baton's merge, commit and
- * compression threads do work that no request waits for on the event loop.
- * On a machine with fewer cores than busy threads Linux shares a core
+ * compression threads run beside it, and a request waits for them only
+ * through its commit, if at all. On a machine with fewer cores than busy threads Linux shares a core
  * between threads of equal priority in turn, so a request that arrives
  * while the other threads hold the cores waits its turn: in `bench:http`'s
  * open loop on two cores the main thread spent as long waiting for a core

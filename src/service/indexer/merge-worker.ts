@@ -27,8 +27,8 @@ import { readLent, releaseLent, writeLent } from '../../store/open.js';
 import { StoreError, type KeyValue, type StoreErrorCode, type StoreLease, type Transaction } from '../../store/store.js';
 import { packInLayout, runKeys, type KeyLayout } from '../repository/repository.js';
 import type { ThreadAnswer } from '../repository/thread-calls.js';
-import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
 import { lowerThisThread } from '../../threads/priority.js';
+import { applyMerges, givenRows, listBatch, splitRuns, withinApplyBytes, type OpenRow } from './batch.js';
 import { addTaskMerge, ENTRY, FrameWriter, OPEN_RUNS, readFrame, taskMerges } from './frames.js';
 import { KEYLESS, KeyNeeded, mergeGiven, type TaskMerge } from './merge-rows.js';
 
@@ -212,13 +212,16 @@ export async function mergeRows(tenant: string, rows: ArrayBuffer, sealed = fals
 }
 
 /**
- * The nice value of the merge thread. The merge is background work: where
- * the event loop (which answers requests) or LMDB's writer wants a core at
- * the same time, it should have it. On two cores a merge thread running at
- * the event loop's priority took the core from it for tens of milliseconds
- * at a time, the tail of every request behind; at 5 it still gets about a
- * third of a contended core's time (CFS weights 335 against 1024), enough
- * for its backlog not to grow (`docs/performance.md`, issue 44).
+ * The least nice value of the merge thread; it takes the server's
+ * (`BATON_HELPER_NICE`, 10 by default) when that is higher. The merge is
+ * background work: where the event loop (which answers requests) or LMDB's
+ * writer wants a core at the same time, it should have it. On two cores a
+ * merge thread running at the event loop's priority took the core from it
+ * for tens of milliseconds at a time, the tail of every request behind; at
+ * 5 it still gets about a third of a contended core's time (CFS weights 335
+ * against 1024), at 10, level with the other threads, a tenth against the
+ * event loop: its backlog kept up either way in the closed loop at 100
+ * connections (`docs/performance.md`, issue 44).
  *
  * The commit thread is not lowered below the other threads: while it
  * commits a merge it holds the store's single writer, and every create
@@ -234,9 +237,10 @@ export async function mergeRows(tenant: string, rows: ArrayBuffer, sealed = fals
  */
 const MERGE_NICE = 5;
 
-const given = workerData as { role?: 'merge' | 'commit'; nice?: number } | null;
-/** Which thread this is: the merge (`merge-thread.ts` starts it with no role) or the commit thread. */
-const ROLE = given?.role ?? 'merge';
+/** What `merge-thread.ts` started this thread with: its role (none for the merge) and the server's nice value for threads other than the event loop. */
+const SETUP = workerData as { role?: 'merge' | 'commit'; nice?: number } | null;
+/** Which thread this is: the merge or the commit thread. */
+const ROLE = SETUP?.role ?? 'merge';
 
 /**
  * Names this thread for `top -H`, `ps -L` and perf (`baton-merge`,
@@ -249,7 +253,7 @@ function settle(): void {
   } catch {
     // Not Linux: the thread keeps the process's name.
   }
-  lowerThisThread(Math.max(ROLE === 'merge' ? MERGE_NICE : 0, given?.nice ?? 0));
+  lowerThisThread(Math.max(ROLE === 'merge' ? MERGE_NICE : 0, SETUP?.nice ?? 0));
 }
 
 if (parentPort !== null) settle();
