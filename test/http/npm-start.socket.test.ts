@@ -3,11 +3,12 @@
  * Stopping npm by its pid must stop the server too, so that nothing is left
  * holding the port (the server notices that its parent is gone).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOKENS } from '../support/app.js';
 import { exited, logLines, removeDir, tempDataDir, until } from '../support/crash-server.js';
+import { npmStart } from '../support/npm-start.js';
 
 /** Whether something accepts connections on the port. */
 function listening(port: number): Promise<boolean> {
@@ -41,27 +42,16 @@ describe('npm start', () => {
 
   it('stops the server when npm is stopped by its pid, freeing the port', async () => {
     dir = tempDataDir('baton-npm-start-');
-    const child = spawn('npm', ['start'], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', BATON_DATA_DIR: dir, BATON_TOKENS: `writer:${TOKENS.writer}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    npm = child;
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-
-    await until(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output), 'the server listens', 60_000);
-    const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
-    // pino stamps every line with the pid of the process that wrote it: the server, not npm.
-    serverPid = (logLines(output).find((line) => line.msg?.startsWith('Server listening')) as { pid?: number } | undefined)?.pid;
-    expect(serverPid).toBeTypeOf('number');
+    const started = await npmStart({ BATON_DATA_DIR: dir, BATON_TOKENS: `writer:${TOKENS.writer}` }, (child) => (npm = child));
+    const { npm: child, port, output } = started;
+    serverPid = started.serverPid;
     expect(serverPid).not.toBe(child.pid);
     expect(await listening(port)).toBe(true);
 
     child.kill('SIGTERM');
     expect(await exited(child, 10_000), 'npm exits on SIGTERM').toBe(true);
     // The server's output still reaches this pipe: it logs its graceful shutdown before it exits.
-    await until(() => logLines(output).some((line) => line.msg === 'shut down'), `the server shuts down: ${output}`, 5_000);
+    await until(() => logLines(output()).some((line) => line.msg === 'shut down'), `the server shuts down: ${output()}`, 5_000);
     expect(await listening(port), 'something still holds the port').toBe(false);
   }, 90_000);
 });

@@ -5,12 +5,13 @@
  * The function itself runs in a child process of its own, so that the
  * threads of the test runner are left as they are.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointBody, TOKENS } from '../support/app.js';
-import { exited, logLines, removeDir, tempDataDir, until, WRITER } from '../support/crash-server.js';
+import { exited, removeDir, tempDataDir, until, WRITER } from '../support/crash-server.js';
+import { npmStart } from '../support/npm-start.js';
 
 interface Thread {
   id: number;
@@ -62,24 +63,13 @@ describe.runIf(linux)('the event loop first, under npm start', () => {
    */
   async function serverWithItsThreads(env: Record<string, string>): Promise<number> {
     dir = tempDataDir('baton-priority-');
-    const child = spawn('npm', ['start'], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', BATON_DATA_DIR: dir, BATON_TOKENS: `writer:${TOKENS.writer}`, BATON_INDEXER_DELAY_MS: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    npm = child;
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await until(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output), 'the server listens', 60_000);
-    const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
-    // pino stamps every line with the pid of the process that wrote it: the server, not npm.
-    serverPid = (logLines(output).find((line) => line.msg?.startsWith('Server listening')) as { pid?: number } | undefined)?.pid;
-    expect(serverPid).toBeTypeOf('number');
+    const started = await npmStart({ BATON_DATA_DIR: dir, BATON_TOKENS: `writer:${TOKENS.writer}`, BATON_INDEXER_DELAY_MS: '0', ...env }, (child) => (npm = child));
+    const { serverPid: pid, url } = started;
+    serverPid = pid;
     const creates = Array.from({ length: 8 }, (_, i) =>
       fetch(`${url}/v1/checkpoints`, { method: 'POST', headers: { ...WRITER, 'content-type': 'application/json' }, body: JSON.stringify(checkpointBody(`task-priority-${i}`)) }),
     );
     for (const response of await Promise.all(creates)) expect(response.status).toBe(201);
-    const pid = serverPid!;
     await until(() => ['baton-merge', 'baton-commit'].every((name) => threadsOf(pid).some((thread) => thread.name === name)), 'the merge and commit threads start');
     return pid;
   }
