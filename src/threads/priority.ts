@@ -59,8 +59,12 @@ export function lowerOtherThreads(nice: number): number {
   } catch {
     return 0;
   }
-  // The main thread's id is the process id.
-  return ids.filter((id) => Number.isInteger(id) && id > 0 && id !== process.pid && lower(id, nice)).length;
+  let lowered = 0;
+  for (const id of ids) {
+    // The main thread's id is the process id.
+    if (Number.isInteger(id) && id > 0 && id !== process.pid && lower(id, nice)) lowered += 1;
+  }
+  return lowered;
 }
 
 /**
