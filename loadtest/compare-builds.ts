@@ -19,7 +19,11 @@
  * `bench:http`, the same on both sides), BENCH_SCENARIO (`create`, the default; `get`: reads of 2,000
  * checkpoints created first on each side; `history`: pages of 100 of the
  * history tasks at one connection, as `bench:http` reads them), and the HTTP benchmark's
- * BENCH_SECONDS, BENCH_CONNECTIONS. Prints one line
+ * BENCH_SECONDS, BENCH_CONNECTIONS. `BENCH_NODE_FLAGS` and
+ * `BENCH_BASELINE_NODE_FLAGS` add node flags to this build's and the
+ * baseline's server after the start script's (V8 takes the last of a flag
+ * given twice), so one build can be set against itself with other flags
+ * (`BENCH_BASELINE=dist/main.js`). Prints one line
  * per run (rate, event loop and server CPU per request) and the mean of the
  * rounds after the first, whose creates are most tasks' first.
  *
@@ -40,6 +44,8 @@ const BASELINE = process.env.BENCH_BASELINE ?? '';
 const ROUNDS = Math.max(3, Number(process.env.BENCH_PAIRED_ROUNDS ?? 5)) | 1;
 const SCENARIO = process.env.BENCH_SCENARIO ?? 'create';
 const dirs = new TempDirs('baton-builds');
+/** Node flags from `name`, split on spaces. */
+const flagsOf = (name: string): string[] => (process.env[name] ?? '').split(' ').filter(Boolean);
 useBodies(process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving');
 
 async function main(): Promise<void> {
@@ -47,8 +53,8 @@ async function main(): Promise<void> {
   const env = { BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' };
   const base = dirs.make('stores');
   const sides = [
-    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz') },
-    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz') },
+    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz', flagsOf('BENCH_NODE_FLAGS')) },
+    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz', flagsOf('BENCH_BASELINE_NODE_FLAGS')) },
   ];
   if (SCENARIO !== 'create' && SCENARIO !== 'get' && SCENARIO !== 'history') throw new Error('BENCH_SCENARIO is create, get or history.');
   const requests = await Promise.all(

@@ -9,8 +9,10 @@
  *   npx tsx loadtest/service-bench.ts
  *
  * Environment: BENCH_SERVICE_CREATES (default 20000), BENCH_SERVICE_IN_FLIGHT
- * (default 100). Run it as the service runs (`NODE_OPTIONS=--max-semi-space-size=32`)
- * to compare with `npm start`.
+ * (default 100). Run it with the service's young generation
+ * (`NODE_OPTIONS=--max-semi-space-size=32`) to compare with `npm start`
+ * (Node refuses its other V8 flag, `--incremental-marking-soft-trigger`, in
+ * `NODE_OPTIONS`).
  *
  * @module
  */

@@ -147,6 +147,16 @@ describe('deploy/ and docker-compose.yml', () => {
     expect(dockerfile).toMatch(/foundationdb-clients_\$\{FDB_VERSION\}-1_amd64\.deb/);
   });
 
+  it('run the service in the image with the Node flags npm start gives it (the young generation and when a mark-compact starts)', () => {
+    const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start!;
+    const startFlags = start.split(' ').filter((word) => word.startsWith('--'));
+    expect(startFlags).toContain('--max-semi-space-size=32');
+    expect(startFlags.some((flag) => flag.startsWith('--incremental-marking-soft-trigger='))).toBe(true);
+    const cmd = /^CMD (\[.*\])$/m.exec(read('deploy/Dockerfile'));
+    expect(cmd).not.toBeNull();
+    expect(JSON.parse(cmd![1]!)).toEqual(['node', ...startFlags, 'dist/main.js']);
+  });
+
   it('set only BATON_* variables that src/config.ts reads', () => {
     const known = new Set(Object.values(ENV_NAMES));
     const used = new Set([...['docker-compose.yml', 'deploy/Dockerfile', ...yamlFiles('deploy')].flatMap((file) => [...read(file).matchAll(/\b(BATON_[A-Z_]+)\b/g)].map((m) => m[1]!))]);

@@ -3,8 +3,9 @@
  * has under `npm start`: plain JavaScript compiled by esbuild (Baton's
  * `dist/main.js`; a TypeScript server such as the bare and floor routes of
  * `bare-server.ts` compiled into `dist/loadtest/`), run by `node` with the
- * flags of the `start` script (`--max-semi-space-size=32`), no TypeScript
- * loader. Ratios against a reference are only fair when both run alike.
+ * flags of the `start` script (`--max-semi-space-size=32
+ * --incremental-marking-soft-trigger=70`), no TypeScript loader. Ratios
+ * against a reference are only fair when both run alike.
  * Also: finding the port a server listens on, checking it is still alive
  * after a run, and stopping them all (SIGTERM, then SIGKILL after a grace
  * period) at the end, on an error or on a signal.

@@ -144,7 +144,7 @@ def baton() -> Iterator[tuple[Any, Path]]:
         "LOG_LEVEL": "info",
     }
     process = subprocess.Popen(
-        ["node", "--max-semi-space-size=32", "dist/main.js"],
+        ["node", "--max-semi-space-size=32", "--incremental-marking-soft-trigger=70", "dist/main.js"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
