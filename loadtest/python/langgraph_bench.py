@@ -143,8 +143,10 @@ def baton() -> Iterator[tuple[Any, Path]]:
         "BATON_TOKENS": f"writer:{TOKEN}",
         "LOG_LEVEL": "info",
     }
+    # Run as `npm start` runs it: the node flags of its `start` script.
+    start = json.loads((ROOT / "package.json").read_text())["scripts"]["start"].split()
     process = subprocess.Popen(
-        ["node", "--max-semi-space-size=32", "--incremental-marking-soft-trigger=70", "dist/main.js"],
+        ["node", *[word for word in start if word.startswith("--")], "dist/main.js"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
