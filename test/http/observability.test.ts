@@ -71,4 +71,40 @@ describe('observability of checkpoint operations', () => {
       await logged.close();
     }
   });
+
+  it("logs a read nothing and a write the service's line at info, and Fastify's lines of every request at debug", async () => {
+    const linesAt = async (level: string): Promise<Record<string, unknown>[]> => {
+      const lines: Record<string, unknown>[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+          done();
+        },
+      });
+      const logged = await buildTestApp({ app: { logger: pino({ level, redact: LOG_REDACT_PATHS }, sink) } });
+      try {
+        const created = await logged.app.inject({ method: 'POST', url: '/v1/checkpoints', headers: { ...auth(), 'x-request-id': `req-${level}-w` }, payload: checkpointBody(`obs-${level}`) });
+        expect(created.statusCode).toBe(201);
+        const read = await logged.app.inject({ method: 'GET', url: `/v1/checkpoints/${created.json().id as string}`, headers: { ...auth(), 'x-request-id': `req-${level}-r` } });
+        expect(read.statusCode).toBe(200);
+        const missing = await logged.app.inject({ method: 'GET', url: '/v1/checkpoints/0190a000-0000-7000-8000-000000000000', headers: { ...auth(), 'x-request-id': `req-${level}-404` } });
+        expect(missing.statusCode).toBe(404);
+      } finally {
+        await logged.close();
+      }
+      return lines;
+    };
+    const info = await linesAt('info');
+    expect(info.filter((line) => line.reqId === 'req-info-r')).toEqual([]);
+    expect(info.filter((line) => line.reqId === 'req-info-w').map((line) => line.msg)).toEqual(['checkpoint created']);
+    // A refusal is still logged at info, by the error handler.
+    expect(info.filter((line) => line.reqId === 'req-info-404').map((line) => line.msg)).toEqual(['request rejected']);
+    const debug = await linesAt('debug');
+    const read = debug.filter((line) => line.reqId === 'req-debug-r');
+    expect(read.map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
+    expect(read[0]).toMatchObject({ level: 20, req: { method: 'GET' } });
+    expect(read[1]).toMatchObject({ level: 20, res: { statusCode: 200 } });
+    expect(typeof read[1]!.responseTime).toBe('number');
+    expect(debug.filter((line) => line.reqId === 'req-debug-w').map((line) => line.msg)).toEqual(['incoming request', 'checkpoint created', 'request completed']);
+  });
 });

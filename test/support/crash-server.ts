@@ -94,7 +94,7 @@ export function logLines(output: string): LogLine[] {
   });
 }
 
-/** Whether the server has logged that it routed the request with this `X-Request-Id` (Fastify's "incoming request"). */
+/** Whether the server has logged that it routed the request with this `X-Request-Id` (Fastify's "incoming request", at `LOG_LEVEL=debug`). */
 export function routed(server: RunningServer, requestId: string): boolean {
   return logLines(server.output()).some((line) => line.msg === 'incoming request' && line.reqId === requestId);
 }

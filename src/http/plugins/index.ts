@@ -25,6 +25,7 @@ import { requestsInFlightPlugin } from './in-flight.js';
 import { openapiPlugin } from './openapi.js';
 import { registerJsonBody } from './json-body.js';
 import { genReqId, requestIdPlugin } from './request-id.js';
+import { RequestLogController } from './request-log.js';
 import { requestLogger, tracingPlugin } from './tracing.js';
 
 export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';
@@ -40,6 +41,8 @@ export function fastifyOptions(config: Config) {
     genReqId,
     // One child logger a request, naming its trace when tracing is on.
     childLoggerFactory: requestLogger,
+    // Fastify's two lines a request at debug: at info a read logs nothing, a write the service's line (`request-log.ts`).
+    logController: new RequestLogController(),
     frameworkErrors,
     clientErrorHandler,
     // A request that reaches a keep-alive connection while the server drains is served like the others

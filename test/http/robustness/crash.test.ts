@@ -50,7 +50,8 @@ describe('kill -9 during a write load', () => {
 
   it('every acknowledged write survives and every audit chain verifies after a restart', { timeout: 120_000 }, async () => {
     dir = tempDataDir('baton-crash-');
-    const first = await startBaton(dir);
+    // At debug the server logs Fastify's "incoming request" line, which says it routed the held request.
+    const first = await startBaton(dir, { LOG_LEVEL: 'debug' });
     children.push(first.child);
 
     // Acknowledged writes, by checkpoint id: the highest acknowledged version and its hash.

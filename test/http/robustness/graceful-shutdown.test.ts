@@ -4,7 +4,8 @@
  *
  * Which requests were in flight is read from the server's own log, not
  * guessed from timing: every request carries an `X-Request-Id`, and Fastify
- * logs "incoming request" with that id once it has routed the request. A
+ * logs "incoming request" with that id once it has routed the request (at
+ * `debug`, the level this server is started at). A
  * routed request must end in a 201; one that reached the server after the
  * shutdown began is refused with a 503 (logged as such); one the server never
  * read may see its connection closed. Besides the load, a few requests are
@@ -47,7 +48,8 @@ describe('graceful shutdown', () => {
 
   it('finishes the requests in flight on SIGTERM, exits 0, and keeps every answered write', async () => {
     dir = tempDataDir('baton-term-');
-    server = await startBaton(dir);
+    // At debug the server logs Fastify's "incoming request" line, which says it routed a request.
+    server = await startBaton(dir, { LOG_LEVEL: 'debug' });
     const first = server;
     const base = first.url;
     const outcomes: Outcome[] = [];
