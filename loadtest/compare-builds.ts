@@ -23,7 +23,8 @@
  * `BENCH_BASELINE_NODE_FLAGS` add node flags to this build's and the
  * baseline's server after the start script's (V8 takes the last of a flag
  * given twice), so one build can be set against itself with other flags
- * (`BENCH_BASELINE=dist/main.js`). Prints one line
+ * (`BENCH_BASELINE=dist/main.js`). Both run at `LOG_LEVEL=warn` unless
+ * `BENCH_LOG_LEVEL` says otherwise (`info`: as `npm start` runs by default). Prints one line
  * per run (rate, event loop and server CPU per request) and the mean of the
  * rounds after the first, whose creates are most tasks' first.
  *
@@ -50,7 +51,7 @@ useBodies(process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving');
 
 async function main(): Promise<void> {
   if (!existsSync(BASELINE)) throw new Error('Set BENCH_BASELINE to the dist/main.js of the build to compare with (see the head of this file).');
-  const env = { BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' };
+  const env = { BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', PORT: '0', HOST: '127.0.0.1' };
   const base = dirs.make('stores');
   const sides = [
     { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz', flagsOf('BENCH_NODE_FLAGS')) },

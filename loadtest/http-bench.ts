@@ -167,7 +167,8 @@ async function main(): Promise<void> {
     BATON_TOKENS: `writer:${TOKEN},admin:${ADMIN_TOKEN}`,
     BATON_QUEUE_MAX_BYTES: String(QUEUE_MAX_BYTES),
     BATON_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
-    LOG_LEVEL: 'warn',
+    // As `npm start` runs by default: a line for each write; warnings and errors are counted apart (`lib/servers.ts`).
+    LOG_LEVEL: 'info',
     PORT: '0',
     HOST: '127.0.0.1',
     BATON_STORE: process.env.BATON_STORE || 'lmdb',

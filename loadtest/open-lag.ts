@@ -17,7 +17,9 @@
  * `BENCH_LAG_NODE_FLAGS` and `BENCH_BASELINE_NODE_FLAGS` add node flags to
  * this build's and the baseline's server (after the start script's: V8
  * takes the last of a flag given twice), so one build can be set against
- * itself with other flags (`BENCH_BASELINE=dist/main.js`).
+ * itself with other flags (`BENCH_BASELINE=dist/main.js`). Both run at
+ * `LOG_LEVEL=warn` unless `BENCH_LOG_LEVEL` says otherwise (`info`: as
+ * `npm start` runs by default).
  * `BENCH_LAG_PROFILE=1` runs this build under `--cpu-prof` and prints the
  * window's self time by function and its longest busy stretches (the
  * profiler's own cost makes that run's figures slower).
@@ -64,12 +66,20 @@ const flagsOf = (name: string): string[] => (process.env[name] ?? '').split(' ')
 
 async function round(build: string, script: string, profileDir?: string): Promise<RoundFigures> {
   const baton = await startServer(build, script, {
-    BATON_DATA_DIR: tempDirs.make('data'), BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1',
+    BATON_DATA_DIR: tempDirs.make('data'), BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', PORT: '0', HOST: '127.0.0.1',
   }, '/readyz', [
     ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '500', '--cpu-prof-dir', profileDir]),
     '--import', PROBE,
     ...flagsOf(build === 'baseline' ? 'BENCH_BASELINE_NODE_FLAGS' : 'BENCH_LAG_NODE_FLAGS'),
   ]);
+  // The probe's lines, from its own stream (stderr): at LOG_LEVEL=info the server's log lines push the window's first out of `output()`.
+  const lagLines: string[] = [];
+  let partial = '';
+  baton.child.stderr!.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) if (line.startsWith('LAG ')) lagLines.push(line);
+  });
   try {
     const ids = (await concurrently(FILL, 32, (i) => createCheckpoint(baton.url, taskId(i)))).map((c) => c.id);
     await new Promise((done) => setTimeout(done, 3_000));
@@ -79,8 +89,7 @@ async function round(build: string, script: string, profileDir?: string): Promis
     const deadline = Date.now() + 5_000;
     let lag: Lag | undefined;
     while (lag === undefined && Date.now() < deadline) {
-      const lines = baton.output().split('\n').filter((line) => line.startsWith('LAG '));
-      if (lines.length >= 2) lag = JSON.parse(lines.at(-1)!.slice(4)) as Lag;
+      if (lagLines.length >= 2) lag = JSON.parse(lagLines.at(-1)!.slice(4)) as Lag;
       else await new Promise((done) => setTimeout(done, 100));
     }
     if (lag === undefined) throw new Error(`${build} printed no LAG line:\n${baton.output()}`);

@@ -68,9 +68,15 @@ export interface Server {
   port: number;
   /** The server's output (bounded), for diagnostics. */
   output: () => string;
-  /** Lines of the server's output: with LOG_LEVEL=warn, every one is a warning or an error. */
+  /** Lines of the server's output but its JSON log lines below `warn`: every one is a warning, an error, or not a log line. */
   lines: string[];
 }
+
+/** A pino line below `warn` (level 40): at LOG_LEVEL=info a server logs such lines under load, and they are no warning. */
+const belowWarn = (line: string): boolean => {
+  const level = /^\{"level":(\d+)/.exec(line);
+  return level !== null && Number(level[1]) < 40;
+};
 
 const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
 
@@ -98,7 +104,7 @@ export async function startServer(name: string, script: string, env: Record<stri
     output = (output + text).slice(-64 * 1024);
     const parts = (partial + text).split('\n');
     partial = parts.pop()!;
-    for (const line of parts) if (line.trim() !== '' && lines.length < 1000) lines.push(line);
+    for (const line of parts) if (line.trim() !== '' && lines.length < 1000 && !belowWarn(line)) lines.push(line);
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
