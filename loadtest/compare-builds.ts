@@ -33,6 +33,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TempDirs } from './lib/cleanup.js';
+import { nodeFlags } from './lib/env.js';
 import { TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
 import { HISTORY_PER_TASK, HISTORY_TASKS } from './lib/http-config.js';
@@ -45,8 +46,6 @@ const BASELINE = process.env.BENCH_BASELINE ?? '';
 const ROUNDS = Math.max(3, Number(process.env.BENCH_PAIRED_ROUNDS ?? 5)) | 1;
 const SCENARIO = process.env.BENCH_SCENARIO ?? 'create';
 const dirs = new TempDirs('baton-builds');
-/** Node flags from `name`, split on spaces. */
-const flagsOf = (name: string): string[] => (process.env[name] ?? '').split(' ').filter(Boolean);
 useBodies(process.env.BENCH_BODIES === 'same' ? 'same' : 'evolving');
 
 async function main(): Promise<void> {
@@ -54,8 +53,8 @@ async function main(): Promise<void> {
   const env = { BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', PORT: '0', HOST: '127.0.0.1' };
   const base = dirs.make('stores');
   const sides = [
-    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz', flagsOf('BENCH_NODE_FLAGS')) },
-    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz', flagsOf('BENCH_BASELINE_NODE_FLAGS')) },
+    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz', nodeFlags('BENCH_NODE_FLAGS')) },
+    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz', nodeFlags('BENCH_BASELINE_NODE_FLAGS')) },
   ];
   if (SCENARIO !== 'create' && SCENARIO !== 'get' && SCENARIO !== 'history') throw new Error('BENCH_SCENARIO is create, get or history.');
   const requests = await Promise.all(

@@ -30,7 +30,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { onInterrupt, TempDirs } from './lib/cleanup.js';
-import { envNumber } from './lib/env.js';
+import { envNumber, nodeFlags } from './lib/env.js';
 import { TOKEN } from './lib/http-config.js';
 import { concurrently, createCheckpoint } from './lib/http-client.js';
 import { taskId, useBodies } from './lib/http-payloads.js';
@@ -61,8 +61,6 @@ interface RoundFigures {
   lag: Lag;
 }
 
-/** Node flags from `name`, split on spaces. */
-const flagsOf = (name: string): string[] => (process.env[name] ?? '').split(' ').filter(Boolean);
 
 async function round(build: string, script: string, profileDir?: string): Promise<RoundFigures> {
   const baton = await startServer(build, script, {
@@ -70,7 +68,7 @@ async function round(build: string, script: string, profileDir?: string): Promis
   }, '/readyz', [
     ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '500', '--cpu-prof-dir', profileDir]),
     '--import', PROBE,
-    ...flagsOf(build === 'baseline' ? 'BENCH_BASELINE_NODE_FLAGS' : 'BENCH_LAG_NODE_FLAGS'),
+    ...nodeFlags(build === 'baseline' ? 'BENCH_BASELINE_NODE_FLAGS' : 'BENCH_LAG_NODE_FLAGS'),
   ]);
   // The probe's lines, from its own stream (stderr): at LOG_LEVEL=info the server's log lines push the window's first out of `output()`.
   const lagLines: string[] = [];

@@ -1,7 +1,7 @@
 /**
- * Reading the benchmarks' numeric environment knobs (BENCH_SECONDS and the
- * like). A knob that is set but not a positive number stops the run: a typo
- * must not silently measure something else.
+ * Reading the benchmarks' environment knobs: numbers (BENCH_SECONDS and the
+ * like; one that is set but not a positive number stops the run: a typo
+ * must not silently measure something else), and node flags for a server.
  *
  * @module
  */
@@ -15,4 +15,9 @@ export function envNumber(name: string, fallback: number, integer: boolean): num
     throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, not "${raw}".`);
   }
   return value;
+}
+
+/** Node flags from `process.env[name]`, split on spaces (none when unset): added to a server's after the start script's. */
+export function nodeFlags(name: string): string[] {
+  return (process.env[name] ?? '').split(' ').filter(Boolean);
 }
