@@ -61,6 +61,10 @@ export interface FdbTransaction {
   snapshot(): Pick<FdbTransaction, 'getRangeAll'>;
   /** A read conflict on `key` without reading it. */
   addReadConflictKey(key: Buffer): void;
+  /** Reads at `version` (8 bytes, big-endian) instead of one the cluster gives: before the first read. */
+  setReadVersion(version: Buffer): void;
+  /** After a commit that wrote something: the version it committed at (8 bytes, big-endian). */
+  getCommittedVersion(): Buffer;
   set(key: Buffer, val: Buffer): void;
   clear(key: Buffer): void;
   clearRange(start: Buffer, end?: Buffer): void;

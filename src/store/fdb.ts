@@ -17,7 +17,8 @@
  * @module
  */
 import { createRequire } from 'node:module';
-import type { FdbBinding, FdbDatabase, FdbTransactionOptions } from './fdb-binding.js';
+import type { FdbBinding, FdbDatabase, FdbTransaction, FdbTransactionOptions } from './fdb-binding.js';
+import { CommittedValues } from './fdb-committed.js';
 import { translate, translateFailure } from './fdb-errors.js';
 import { FdbTransactionView } from './fdb-transaction.js';
 import { withinDeadline } from './limits.js';
@@ -153,6 +154,8 @@ export class FdbStore implements Store {
   private readonly hooks: StoreHooks;
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
+  /** What this process's last commits read, at their versions: a write's first attempt reads from it (`fdb-committed.ts`). */
+  private readonly committed = new CommittedValues();
 
   private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes, hooks: StoreHooks) {
     this.fdb = fdb;
@@ -195,6 +198,12 @@ export class FdbStore implements Store {
    * whose commit conflicted, at once: the conflict says the cache was
    * behind (on a task another instance writes too, nearly always), not
    * that the task is contended, and the caller's backoff is for that.
+   *
+   * That first attempt also reads, where it can, what this process's last
+   * commits read, at their commit's version (`fdb-committed.ts`): a write to
+   * a task written here lately then waits for its commit alone, not for a
+   * round trip of reads first. The same checks make it safe: its reads are
+   * read conflicts, and a conflict or a commit of nothing runs it again.
    */
   private async run<T>(body: TransactionBody<T>, options: TransactOptions | undefined): Promise<T> {
     // A caller that asked for no retries (the service, which has its own policy) gets `commit_unknown` and runs it again itself.
@@ -226,6 +235,8 @@ export class FdbStore implements Store {
     stamp.catch(() => undefined);
     let attemptStamp: Promise<Buffer> | undefined;
     const readOnly = options?.readOnly === true;
+    // A caller's write records what it read at its commit, for the next writes of the same keys to read (`fdb-committed.ts`).
+    const recorded = !readOnly && options?.background !== true;
     const writesUnread = options?.writesUnread === true && !readOnly;
     const timeoutMs = options?.timeoutMs ?? DEFAULT_TRANSACT_OPTIONS.timeoutMs;
     const deadline = Date.now() + timeoutMs;
@@ -236,11 +247,11 @@ export class FdbStore implements Store {
       max_retry_delay: MAX_RETRY_DELAY_MS,
     };
     /** The attempt being run, and whether its body finished, so that what follows is its commit. */
-    let last: { view: FdbTransactionView; committing: boolean; reported: boolean; cached: boolean } | undefined;
+    let last: { tn: FdbTransaction; view: FdbTransactionView; committing: boolean; reported: boolean; cached: boolean } | undefined;
     const report = (committed: boolean): void => {
       if (last === undefined || last.reported) return;
       last.reported = true;
-      this.hooks.onTransaction?.({ ...last.view.stats(), readOnly, committed });
+      this.hooks.onTransaction?.({ ...last.view.stats(), readOnly, committed, readsFromCommits: last.view.readsFromCommits });
     };
     let result: T;
     try {
@@ -255,8 +266,9 @@ export class FdbStore implements Store {
         attemptStamp = tn.getVersionstamp().promise;
         // An attempt that does not commit never gets its stamp: that rejection is expected.
         attemptStamp.catch(() => undefined);
-        const view = new FdbTransactionView(tn, this.prefix, stamp, readOnly);
-        last = { view, committing: false, reported: false, cached: atCached };
+        // The first attempt may also read what the process's last commits read, at their version (`fdb-committed.ts`).
+        const view = new FdbTransactionView(tn, this.prefix, stamp, readOnly, recorded ? { values: this.committed, readFrom: atCached } : undefined);
+        last = { tn, view, committing: false, reported: false, cached: atCached };
         try {
           const value = await withinDeadline(body(view), view.limits.deadline(deadline));
           // A read-only body has nothing to commit: LMDB checks its limits only as it reads, and so does this.
@@ -288,6 +300,10 @@ export class FdbStore implements Store {
     if (!wrote && last.cached) {
       settleStamp(Promise.reject(new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.')));
       throw new Unchecked();
+    }
+    if (wrote && recorded) {
+      const { values, added } = last.view.committedReads();
+      this.committed.record(last.tn.getCommittedVersion(), values, added);
     }
     settleStamp(readStamp(this.fdb, attemptStamp));
     if (wrote && this.hooks.commitOutcomeUnknown?.() === true) {

@@ -180,6 +180,8 @@ export interface FinishedTransaction extends TransactionStats {
   readOnly: boolean;
   /** True when the attempt committed writes; false for reads, failures and attempts that wrote nothing. */
   committed: boolean;
+  /** FoundationDB: point reads answered from what the process's last commits read, at their version (`fdb-committed.ts`). */
+  readsFromCommits?: number;
 }
 
 /** Observers and test hooks a store is opened with. */
