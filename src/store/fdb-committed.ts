@@ -24,6 +24,13 @@
  * read the most of them, and from then on it reads from that commit's keys
  * only, everything else from the cluster at that version.
  *
+ * Where other instances write the same keys (a fleet behind a balancer that
+ * spreads a task's writes), the commit read from is mostly behind, and the
+ * write runs twice. So the outcomes are counted: when more than
+ * {@link CONFLICTS_PAUSE} of the writes that read from here in a window
+ * ran again, the record is not read from for {@link PAUSE_MS} (its commits
+ * are still recorded), and writes read as they did before it.
+ *
  * Only writes read from here, and only their first attempt: a read-only
  * transaction has no commit to check its reads, and an attempt that ends
  * up writing nothing is run again at a fresh version (`fdb.ts`). Commits
@@ -51,11 +58,23 @@ export const MAX_AGE_MS = 3_000;
 /** Commits kept at most: ~4 keys each (a task's head ~270 bytes), so a few MB. */
 export const CAPACITY = 8_192;
 
+/** Outcomes counted in a window: the writes that read from a commit. */
+const WINDOW = 200;
+/** The share of them run again (a conflict, or a refusal on what they read) past which reading from commits pauses. */
+export const CONFLICTS_PAUSE = 0.05;
+/** How long reading from commits pauses (ms). */
+export const PAUSE_MS = 30_000;
+
 export class CommittedValues {
   /** By version (hex), oldest first. */
   private readonly commits = new Map<string, CommittedReads>();
   /** The version (hex) of the newest commit kept that read each key. */
   private readonly newest = new Map<string, string>();
+  /** Writes that read from a commit in the current window, and how many of them ran again. */
+  private outcomes = 0;
+  private reruns = 0;
+  /** Until when (ms) no write reads from here. */
+  private pausedUntil = 0;
 
   constructor(
     private readonly capacity = CAPACITY,
@@ -68,6 +87,7 @@ export class CommittedValues {
    * newer on a tie; undefined when none did.
    */
   choose(ids: readonly string[], now = Date.now()): CommittedReads | undefined {
+    if (now < this.pausedUntil) return undefined;
     let best: CommittedReads | undefined;
     let bestCount = 0;
     const seen = new Set<string>();
@@ -106,6 +126,21 @@ export class CommittedValues {
       this.commits.delete(oldest);
       for (const id of old.values.keys()) if (this.newest.get(id) === oldest) this.newest.delete(id);
     }
+  }
+
+  /** A write that read from a commit landed (`rerun` false), or was run again at a fresh version (`rerun` true). */
+  outcome(rerun: boolean, now = Date.now()): void {
+    this.outcomes += 1;
+    if (rerun) this.reruns += 1;
+    if (this.outcomes < WINDOW) return;
+    if (this.reruns > this.outcomes * CONFLICTS_PAUSE) this.pausedUntil = now + PAUSE_MS;
+    this.outcomes = 0;
+    this.reruns = 0;
+  }
+
+  /** Whether writes read from here now (metrics, tests). */
+  reading(now = Date.now()): boolean {
+    return now >= this.pausedUntil;
   }
 
   /** Commits kept now (tests). */

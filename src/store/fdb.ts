@@ -258,6 +258,7 @@ export class FdbStore implements Store {
       result = await this.db.doTn(async (tn) => {
         // The previous attempt, if any, failed at its commit and is being retried.
         report(false);
+        if (last !== undefined && last.view.readsFromCommits > 0) this.committed.outcome(true);
         // Only the first attempt (none before it) reads at the cached version.
         const atCached = cached && last === undefined;
         if (atCached) tn.setOption(USE_GRV_CACHE);
@@ -288,6 +289,7 @@ export class FdbStore implements Store {
       // once at a fresh one. A conflict the body threw itself is its caller's to retry.
       const conflicted = failure instanceof StoreError && failure.code === 'conflict' && last?.committing === true;
       if (last?.cached === true && (!(failure instanceof StoreError) || conflicted)) {
+        if (last.view.readsFromCommits > 0) this.committed.outcome(true);
         settleStamp(Promise.reject(new StoreError('internal', 'The attempt was run again at a fresh read version.')));
         throw new Unchecked();
       }
@@ -301,6 +303,7 @@ export class FdbStore implements Store {
       settleStamp(Promise.reject(new StoreError('internal', 'A transaction that wrote nothing has no commit stamp.')));
       throw new Unchecked();
     }
+    if (last.view.readsFromCommits > 0) this.committed.outcome(false);
     if (wrote && recorded) {
       const { values, added } = last.view.committedReads();
       this.committed.record(last.tn.getCommittedVersion(), values, added);

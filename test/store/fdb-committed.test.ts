@@ -48,3 +48,22 @@ describe('the commits a write reads from', () => {
     expect([...chosen!.values.keys()]).toEqual(['head/a']);
   });
 });
+
+describe('reading from commits where other instances write the same keys', () => {
+  const twice = (commits: CommittedValues, reruns: number, now: number) => {
+    for (let i = 0; i < 200; i++) commits.outcome(i < reruns, now);
+  };
+
+  it('pauses once more than one in twenty of the writes that read from them ran again, and resumes after the pause', () => {
+    const commits = new CommittedValues(100, 60_000);
+    commits.record(version(10), values('head/a'), [], 0);
+    twice(commits, 10, 1);
+    expect(commits.reading(1)).toBe(true);
+    expect(commits.choose(['head/a'], 1)?.version).toEqual(version(10));
+    twice(commits, 11, 2);
+    expect(commits.reading(2)).toBe(false);
+    expect(commits.choose(['head/a'], 2)).toBeUndefined();
+    expect(commits.reading(30_002)).toBe(true);
+    expect(commits.choose(['head/a'], 30_002)?.version).toEqual(version(10));
+  });
+});
