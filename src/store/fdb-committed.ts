@@ -58,6 +58,13 @@ export const MAX_AGE_MS = 3_000;
 /** Commits kept at most: ~4 keys each (a task's head ~270 bytes), so a few MB. */
 export const CAPACITY = 8_192;
 
+/**
+ * The most keys of one commit recorded: a create reads ~4; a maintenance
+ * write that read hundreds of records is not recorded (a few MB kept for
+ * no later write to read).
+ */
+export const MAX_KEYS = 64;
+
 /** Outcomes counted in a window: the writes that read from a commit. */
 const WINDOW = 200;
 /** The share of them run again (a conflict, or a refusal on what they read) past which reading from commits pauses. */
@@ -115,7 +122,7 @@ export class CommittedValues {
    */
   record(version: Buffer, values: ReadonlyMap<string, Buffer | undefined>, changed: Iterable<string> = [], now = Date.now()): void {
     for (const id of changed) this.forget(id);
-    if (values.size === 0) return;
+    if (values.size === 0 || values.size > MAX_KEYS) return;
     const hex = version.toString('hex');
     const commit: CommittedReads = { version, values, at: now };
     this.commits.delete(hex);

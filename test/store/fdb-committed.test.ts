@@ -5,7 +5,7 @@
  * reads themselves, over a real cluster, are `fdb-committed-reads.test.ts`'s.
  */
 import { describe, expect, it } from 'vitest';
-import { CommittedValues } from '../../src/store/fdb-committed.js';
+import { CommittedValues, MAX_KEYS } from '../../src/store/fdb-committed.js';
 
 const version = (n: number): Buffer => {
   const bytes = Buffer.alloc(8);
@@ -36,6 +36,15 @@ describe('the commits a write reads from', () => {
     expect(commits.size).toBe(2);
     expect(commits.choose(['head/a'], 30)).toBeUndefined();
     expect(commits.choose(['head/b', 'head/c'], 30)?.version).toEqual(version(30));
+  });
+
+  it('records no commit that read more keys than a write of one task reads', () => {
+    const commits = new CommittedValues(100, 1_000);
+    const many = Array.from({ length: MAX_KEYS + 1 }, (_, i) => `record/${i}`);
+    commits.record(version(10), values(...many), [], 0);
+    expect(commits.size).toBe(0);
+    commits.record(version(20), values(...many.slice(0, MAX_KEYS)), [], 0);
+    expect(commits.choose(['record/0'], 1)?.version).toEqual(version(20));
   });
 
   it('forgets a key changed by an atomic add, keeping what else its commit read', () => {
