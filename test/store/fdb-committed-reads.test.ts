@@ -134,6 +134,32 @@ describe.runIf(runs)('a write over FoundationDB reading what its last commits re
     expect(attempts.map((a) => [a.readsFromCommits, a.committed])).toEqual([[1, true]]);
   });
 
+  it('keeps the bytes a commit wrote and read, whatever its caller does with its buffers after', async () => {
+    await here.transact(async (tx) => {
+      await tx.get(key('buffers'));
+      // A value written from a buffer its writer reuses at once (as an encoder's scratch buffer is).
+      const scratch = Buffer.from('first');
+      tx.set(key('buffers'), scratch);
+      scratch.write('XXXXX');
+    });
+    const read = await here.transact(async (tx) => {
+      const value = (await tx.get(key('buffers')))!;
+      const seen = value.toString();
+      // A reader that changes the buffer it was given.
+      value.write('YYYYY');
+      tx.set(key('buffers marker'), key('1'));
+      return seen;
+    });
+    expect(read).toBe('first');
+    attempts.length = 0;
+    expect(text(await here.transact(async (tx) => {
+      const value = await tx.get(key('buffers'));
+      tx.set(key('buffers marker'), key('2'));
+      return value;
+    }))).toBe('first');
+    expect(attempts.map((a) => [a.readsFromCommits, a.committed])).toEqual([[1, true]]);
+  });
+
   it('reads a key its commit changed by an atomic add from the cluster', async () => {
     await here.transact(async (tx) => {
       await tx.get(key('added'));
