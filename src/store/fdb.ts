@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type { FdbBinding, FdbDatabase, FdbTransaction, FdbTransactionOptions } from './fdb-binding.js';
-import { CommittedValues } from './fdb-committed.js';
+import { CAPACITY, CommittedValues, MAX_AGE_MS } from './fdb-committed.js';
 import { translate, translateFailure } from './fdb-errors.js';
 import { FdbTransactionView } from './fdb-transaction.js';
 import { withinDeadline } from './limits.js';
@@ -31,6 +31,8 @@ export interface FdbStoreOptions {
   /** Prepended to every key, so several stores (or test runs) share one cluster. */
   prefix?: string;
   hooks?: StoreHooks;
+  /** How long (ms) a commit's reads serve later writes (`fdb-committed.ts`, default 3 s): tests set it past FoundationDB's 5 s window. */
+  committedReadsMs?: number;
 }
 
 /** The newest API version the binding supports; it needs libfdb_c 7.2 or newer. */
@@ -47,6 +49,8 @@ const READ_YOUR_WRITES_DISABLE = 51;
  * network option `disable_client_bypass`. Cleared by `onError`'s reset.
  */
 const USE_GRV_CACHE = 1101;
+/** transaction_too_old: a read version older than the cluster keeps (~5 s). */
+const TRANSACTION_TOO_OLD = 1007;
 /** Whether this process's network was started with `disable_client_bypass`, which the GRV cache needs. */
 let grvCacheUsable = false;
 /**
@@ -155,18 +159,19 @@ export class FdbStore implements Store {
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
   /** What this process's last commits read, at their versions: a write's first attempt reads from it (`fdb-committed.ts`). */
-  private readonly committed = new CommittedValues();
+  private readonly committed: CommittedValues;
 
-  private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes, hooks: StoreHooks) {
+  private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes, hooks: StoreHooks, committedReadsMs = MAX_AGE_MS) {
     this.fdb = fdb;
     this.db = db;
     this.prefix = prefix;
     this.hooks = hooks;
+    this.committed = new CommittedValues(CAPACITY, committedReadsMs);
   }
 
   static async open(options: FdbStoreOptions): Promise<FdbStore> {
     const fdb = await loadBinding();
-    return new FdbStore(fdb, openDatabase(fdb, options.clusterFile), Buffer.from(options.prefix ?? '', 'utf8'), options.hooks ?? {});
+    return new FdbStore(fdb, openDatabase(fdb, options.clusterFile), Buffer.from(options.prefix ?? '', 'utf8'), options.hooks ?? {}, options.committedReadsMs);
   }
 
   transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
@@ -288,7 +293,9 @@ export class FdbStore implements Store {
       // there as a conflict (which says only that the cache was behind, not that the key is contended): run again at
       // once at a fresh one. A conflict the body threw itself is its caller's to retry.
       const conflicted = failure instanceof StoreError && failure.code === 'conflict' && last?.committing === true;
-      if (last?.cached === true && (!(failure instanceof StoreError) || conflicted)) {
+      // A version read from a commit's record may have aged past FoundationDB's window (a stall of seconds): not the body's doing.
+      const tooOld = failure instanceof StoreError && failure.backendCode === TRANSACTION_TOO_OLD && last !== undefined && last.view.readsFromCommits > 0;
+      if (last?.cached === true && (!(failure instanceof StoreError) || conflicted || tooOld)) {
         if (last.view.readsFromCommits > 0) this.committed.outcome(true);
         settleStamp(Promise.reject(new StoreError('internal', 'The attempt was run again at a fresh read version.')));
         throw new Unchecked();

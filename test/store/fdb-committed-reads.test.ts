@@ -17,6 +17,8 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics.js';
+import { runTransaction } from '../../src/service/transactions.js';
 import { FdbStore, loadBinding } from '../../src/store/fdb.js';
 import type { FinishedTransaction } from '../../src/store/store.js';
 
@@ -208,6 +210,29 @@ describe.runIf(runs)('a write over FoundationDB reading what its last commits re
       await spread.close();
     }
   });
+
+  it('runs a write again at a fresh version when the commit it read from is older than the cluster keeps', async () => {
+    // A process stalled for seconds between two writes of a task: the version recorded has left FoundationDB's window.
+    const stalled = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) }, committedReadsMs: 60_000 });
+    try {
+      await increment(stalled, 'stalled');
+      await new Promise((resolve) => setTimeout(resolve, 6_500));
+      attempts.length = 0;
+      // Through the service's runner, which asks the store for no retries of its own.
+      const next = await runTransaction({ store: stalled, metrics: createMetrics(), transactionDeadlineMs: 5_000 }, async (tx) => {
+        const value = count(await tx.get(key('stalled'))) + 1;
+        tx.set(key('stalled'), key(String(value)));
+        return value;
+      });
+      expect(next).toBe(2);
+      expect(attempts.map((a) => [a.readsFromCommits, a.committed])).toEqual([
+        [1, false],
+        [0, true],
+      ]);
+    } finally {
+      await stalled.close();
+    }
+  }, 20_000);
 
   it('reads a read-only transaction from the cluster, never from a commit', async () => {
     await increment(here, 'read only');
