@@ -31,6 +31,15 @@
  * ran again, the record is not read from for {@link PAUSE_MS} (its commits
  * are still recorded), and writes read as they did before it.
  *
+ * Only while the cluster answered this store lately ({@link QUIET_MS}): a
+ * write that reads nothing from the cluster first makes its commit the
+ * first thing the cluster hears of it, and a commit cut off by a partition
+ * ends with its outcome unknown, where a read cut off says plainly that
+ * nothing was written (the service then queues the write, `submit.ts`).
+ * Within a couple of milliseconds of an answer, a partition can strike a
+ * write read from here no likelier than it could strike one between its
+ * reads and its commit.
+ *
  * Only writes read from here, and only their first attempt: a read-only
  * transaction has no commit to check its reads, and an attempt that ends
  * up writing nothing is run again at a fresh version (`fdb.ts`). Commits
@@ -65,6 +74,15 @@ export const CAPACITY = 8_192;
  */
 export const MAX_KEYS = 64;
 
+/**
+ * How recently (ms) the cluster must have answered this store (a read, a
+ * commit) for a write to read from here: about the time between a write's
+ * reads and its commit. A caller writing one create after another finds the
+ * last one's answer under a millisecond old; a write after a pause reads
+ * from the cluster.
+ */
+export const QUIET_MS = 2;
+
 /** Outcomes counted in a window: the writes that read from a commit. */
 const WINDOW = 200;
 /** The share of them run again (a conflict, or a refusal on what they read) past which reading from commits pauses. */
@@ -82,11 +100,24 @@ export class CommittedValues {
   private reruns = 0;
   /** Until when (ms) no write reads from here. */
   private pausedUntil = 0;
+  /** When the cluster last answered the store (`performance.now()`, ms). */
+  private answeredAt = -Infinity;
 
   constructor(
     private readonly capacity = CAPACITY,
     private readonly maxAgeMs = MAX_AGE_MS,
+    private readonly quietMs = QUIET_MS,
   ) {}
+
+  /** The cluster answered the store: a read or a commit came back. */
+  answered(at = performance.now()): void {
+    this.answeredAt = at;
+  }
+
+  /** Whether the cluster answered the store within {@link QUIET_MS}: only then may a write read from here. */
+  heardLately(at = performance.now()): boolean {
+    return at - this.answeredAt <= this.quietMs;
+  }
 
   /**
    * The commit to read `ids` from: of the newest commits kept that read

@@ -50,6 +50,8 @@ export class FdbTransactionView implements Transaction {
 
   /** The process's last commits, when this attempt may read from them (a write's first attempt, `fdb.ts`). */
   private readonly committed: CommittedValues | undefined;
+  /** The same, to tell when the cluster answered a read. */
+  private readonly commits: CommittedValues | undefined;
   /** Whether the attempt keeps what it reads and writes, for its commit to be recorded ({@link committedReads}). */
   private readonly tracked: boolean;
 
@@ -59,6 +61,7 @@ export class FdbTransactionView implements Transaction {
     this.prefix = prefix;
     this.stamp = stamp;
     this.readOnly = readOnly;
+    this.commits = commits?.values;
     this.tracked = commits !== undefined && !readOnly;
     this.committed = this.tracked && commits!.readFrom ? commits!.values : undefined;
   }
@@ -86,6 +89,7 @@ export class FdbTransactionView implements Transaction {
     } else {
       if (this.choice === undefined) this.readFromCluster = true;
       value = await this.tn.get(full);
+      this.commits?.answered();
     }
     if (this.tracked && !this.reads.has(id)) this.reads.set(id, value === undefined ? undefined : Buffer.from(value));
     this.limits.afterGet(key, value);
@@ -97,8 +101,8 @@ export class FdbTransactionView implements Transaction {
     const asked = this.asked ?? [];
     this.asked = undefined;
     // A range read went to the cluster meanwhile: its version is the attempt's.
-    if (this.readFromCluster || !this.open) return;
-    this.chosen = this.committed?.choose(asked);
+    if (this.readFromCluster || !this.open || this.committed === undefined || !this.committed.heardLately()) return;
+    this.chosen = this.committed.choose(asked);
     if (this.chosen !== undefined) this.tn.setReadVersion(this.chosen.version);
   }
 
@@ -252,6 +256,7 @@ export class FdbTransactionView implements Transaction {
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 0;
     const reader = options.snapshot === true ? this.tn.snapshot() : this.tn;
     const rows = await reader.getRangeAll(begin, end, { limit, reverse: options.reverse === true });
+    this.commits?.answered();
     const found = rows.map(([key, value]) => ({ key: key.subarray(this.prefix.length), value }));
     this.limits.afterRange(found);
     return found;

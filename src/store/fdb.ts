@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type { FdbBinding, FdbDatabase, FdbTransaction, FdbTransactionOptions } from './fdb-binding.js';
-import { CAPACITY, CommittedValues, MAX_AGE_MS } from './fdb-committed.js';
+import { CAPACITY, CommittedValues, MAX_AGE_MS, QUIET_MS } from './fdb-committed.js';
 import { translate, translateFailure } from './fdb-errors.js';
 import { FdbTransactionView } from './fdb-transaction.js';
 import { withinDeadline } from './limits.js';
@@ -31,8 +31,12 @@ export interface FdbStoreOptions {
   /** Prepended to every key, so several stores (or test runs) share one cluster. */
   prefix?: string;
   hooks?: StoreHooks;
-  /** How long (ms) a commit's reads serve later writes (`fdb-committed.ts`, default 3 s): tests set it past FoundationDB's 5 s window. */
-  committedReadsMs?: number;
+  /**
+   * Reading from the record of this process's commits (`fdb-committed.ts`):
+   * how long a commit's reads serve later writes (default 3 s), and how
+   * recently the cluster must have answered (default 2 ms). For tests.
+   */
+  committedReads?: { maxAgeMs?: number; quietMs?: number };
 }
 
 /** The newest API version the binding supports; it needs libfdb_c 7.2 or newer. */
@@ -161,17 +165,17 @@ export class FdbStore implements Store {
   /** What this process's last commits read, at their versions: a write's first attempt reads from it (`fdb-committed.ts`). */
   private readonly committed: CommittedValues;
 
-  private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes, hooks: StoreHooks, committedReadsMs = MAX_AGE_MS) {
+  private constructor(fdb: FdbBinding, db: FdbDatabase, prefix: Bytes, hooks: StoreHooks, committedReads: FdbStoreOptions['committedReads'] = {}) {
     this.fdb = fdb;
     this.db = db;
     this.prefix = prefix;
     this.hooks = hooks;
-    this.committed = new CommittedValues(CAPACITY, committedReadsMs);
+    this.committed = new CommittedValues(CAPACITY, committedReads.maxAgeMs ?? MAX_AGE_MS, committedReads.quietMs ?? QUIET_MS);
   }
 
   static async open(options: FdbStoreOptions): Promise<FdbStore> {
     const fdb = await loadBinding();
-    return new FdbStore(fdb, openDatabase(fdb, options.clusterFile), Buffer.from(options.prefix ?? '', 'utf8'), options.hooks ?? {}, options.committedReadsMs);
+    return new FdbStore(fdb, openDatabase(fdb, options.clusterFile), Buffer.from(options.prefix ?? '', 'utf8'), options.hooks ?? {}, options.committedReads);
   }
 
   transact<T>(body: TransactionBody<T>, options?: TransactOptions): Promise<T> {
@@ -311,6 +315,7 @@ export class FdbStore implements Store {
       throw new Unchecked();
     }
     if (last.view.readsFromCommits > 0) this.committed.outcome(false);
+    if (wrote) this.committed.answered();
     if (wrote && recorded) {
       const { values, added } = last.view.committedReads();
       this.committed.record(last.tn.getCommittedVersion(), values, added);

@@ -49,7 +49,8 @@ describe.runIf(runs)('a write over FoundationDB reading what its last commits re
     dir = mkdtempSync(join(tmpdir(), 'baton-committed-'));
     const copy = join(dir, 'other.cluster');
     copyFileSync(clusterFile!, copy);
-    here = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) } });
+    // The record is read however long ago the cluster last answered (2 ms by default, which a slow test step may pass).
+    here = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) }, committedReads: { quietMs: 60_000 } });
     other = await FdbStore.open({ clusterFile: copy, prefix });
   });
   beforeEach(() => {
@@ -195,7 +196,7 @@ describe.runIf(runs)('a write over FoundationDB reading what its last commits re
 
   it('stops reading from commits where another instance writes the same keys in turn, and reads as before', async () => {
     // A fleet whose balancer spreads a task's writes over two instances: each write here read behind and ran again.
-    const spread = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) } });
+    const spread = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) }, committedReads: { quietMs: 60_000 } });
     try {
       for (let i = 0; i < 220; i++) {
         await increment(spread, 'spread');
@@ -213,7 +214,7 @@ describe.runIf(runs)('a write over FoundationDB reading what its last commits re
 
   it('runs a write again at a fresh version when the commit it read from is older than the cluster keeps', async () => {
     // A process stalled for seconds between two writes of a task: the version recorded has left FoundationDB's window.
-    const stalled = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) }, committedReadsMs: 60_000 });
+    const stalled = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) }, committedReads: { maxAgeMs: 60_000, quietMs: 60_000 } });
     try {
       await increment(stalled, 'stalled');
       await new Promise((resolve) => setTimeout(resolve, 6_500));
@@ -234,7 +235,22 @@ describe.runIf(runs)('a write over FoundationDB reading what its last commits re
     }
   }, 20_000);
 
-  it('reads a read-only transaction from the cluster, never from a commit', async () => {
+  it('reads from the cluster, not the record, once the cluster has not answered for a while', async () => {
+    // A commit is then not the first thing the cluster hears of the write: cut off by a partition, a read says plainly
+    // that nothing was written (the service queues the write), where a commit's outcome would be unknown.
+    const quiet = await FdbStore.open({ clusterFile: clusterFile!, prefix, hooks: { onTransaction: (done) => attempts.push(done) } });
+    try {
+      await increment(quiet, 'quiet');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      attempts.length = 0;
+      expect(await increment(quiet, 'quiet')).toBe(2);
+      expect(attempts.map((a) => [a.readsFromCommits, a.committed])).toEqual([[0, true]]);
+    } finally {
+      await quiet.close();
+    }
+  });
+
+    it('reads a read-only transaction from the cluster, never from a commit', async () => {
     await increment(here, 'read only');
     await increment(other, 'read only');
     attempts.length = 0;

@@ -76,3 +76,13 @@ describe('reading from commits where other instances write the same keys', () =>
     expect(commits.choose(['head/a'], 30_002)?.version).toEqual(version(10));
   });
 });
+
+describe('reading from commits while the cluster answers', () => {
+  it('is allowed only within the quiet window after the cluster last answered', () => {
+    const commits = new CommittedValues(100, 1_000, 2);
+    expect(commits.heardLately(0)).toBe(false);
+    commits.answered(100);
+    expect(commits.heardLately(101.5)).toBe(true);
+    expect(commits.heardLately(102.5)).toBe(false);
+  });
+});
