@@ -19,20 +19,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics.js';
 import { runTransaction } from '../../src/service/transactions.js';
-import { FdbStore, loadBinding } from '../../src/store/fdb.js';
+import { FdbStore } from '../../src/store/fdb.js';
+import { fdbClusterFile } from '../support/fdb-cluster.js';
 import type { FinishedTransaction } from '../../src/store/store.js';
 
-const clusterFile = process.env.FDB_CLUSTER_FILE;
-const clientLoads = await loadBinding().then(
-  () => true,
-  () => false,
-);
-const runs = clusterFile !== undefined && clientLoads;
-if (!runs && process.env.BATON_REQUIRE_FDB === '1') {
-  it('needs a reachable FoundationDB cluster', () => {
-    throw new Error('BATON_REQUIRE_FDB=1, but FDB_CLUSTER_FILE is not set or the client does not load.');
-  });
-}
+const clusterFile = await fdbClusterFile();
+const runs = clusterFile !== undefined;
 
 const key = (name: string): Buffer => Buffer.from(name);
 const text = (value: Buffer | undefined): string | undefined => value?.toString();
