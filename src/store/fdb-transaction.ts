@@ -25,15 +25,16 @@ export class FdbTransactionView implements Transaction {
   /** Point reads answered from the process's last commits (`fdb-committed.ts`). */
   readsFromCommits = 0;
   /**
-   * What the attempt read and wrote, for {@link committedReads}, by the
-   * key's bytes as latin1 text: each key's first value read, and the last
-   * value written to a key read before (copies: a caller may reuse a buffer
-   * it wrote from, or change one it was given); keys written while not
-   * read yet, whose value at the commit is not kept; ranges cleared.
+   * What the attempt read before its first write and what it did to those
+   * keys after, for {@link committedReads}, by the key's bytes as latin1
+   * text: each key's first value read, and the last value written to it
+   * (copies: a caller may reuse a buffer it wrote from, or change one it was
+   * given); ranges cleared. A write reads first (a create: header, head,
+   * settings) and then writes; what it reads after its first write is not
+   * recorded, so a write to a key not read needs no bookkeeping.
    */
   private readonly reads = new Map<string, Buffer | undefined>();
   private readonly writes = new Map<string, Buffer | undefined>();
-  private readonly writtenUnread = new Set<string>();
   private readonly cleared: [Buffer, Buffer][] = [];
   /** Keys changed by an atomic operation: their value at the commit is not known here. */
   private readonly added = new Set<string>();
@@ -91,7 +92,7 @@ export class FdbTransactionView implements Transaction {
       value = await this.tn.get(full);
       this.commits?.answered();
     }
-    if (this.tracked && !this.reads.has(id)) this.reads.set(id, value === undefined ? undefined : Buffer.from(value));
+    if (this.tracked && !this.wrote && !this.reads.has(id)) this.reads.set(id, value === undefined ? undefined : Buffer.from(value));
     this.limits.afterGet(key, value);
     return value;
   }
@@ -114,7 +115,7 @@ export class FdbTransactionView implements Transaction {
   committedReads(): { values: Map<string, Buffer | undefined>; added: ReadonlySet<string> } {
     const values = new Map<string, Buffer | undefined>();
     for (const [id, read] of this.reads) {
-      if (this.added.has(id) || this.writtenUnread.has(id)) continue;
+      if (this.added.has(id)) continue;
       if (this.writes.has(id)) values.set(id, this.writes.get(id));
       else if (this.cleared.length > 0 && this.inCleared(Buffer.from(id, 'latin1'))) values.set(id, undefined);
       else values.set(id, read);
@@ -147,7 +148,7 @@ export class FdbTransactionView implements Transaction {
     this.limits.write(key, value);
     const full = this.key(key);
     this.tn.set(full, value);
-    if (this.tracked) this.written(full.toString('latin1'), value);
+    if (this.reads.size > 0) this.written(full.toString('latin1'), value);
   }
 
   clear(key: Bytes): void {
@@ -155,27 +156,21 @@ export class FdbTransactionView implements Transaction {
     this.limits.clear(key);
     const full = this.key(key);
     this.tn.clear(full);
-    if (this.tracked) this.written(full.toString('latin1'), undefined);
+    if (this.reads.size > 0) this.written(full.toString('latin1'), undefined);
   }
 
-  /** A key's last write, kept (a copy) once the key has been read; a key not read yet is only marked, a clear kept as none. */
+  /** The last write of a key the attempt read (a copy; a clear kept as none). */
   private written(id: string, value: Buffer | undefined): void {
-    if (value === undefined || this.reads.has(id)) {
-      this.writes.set(id, value === undefined ? undefined : Buffer.from(value));
-      this.writtenUnread.delete(id);
-    } else {
-      this.writes.delete(id);
-      this.writtenUnread.add(id);
-    }
+    if (this.reads.has(id)) this.writes.set(id, value === undefined ? undefined : Buffer.from(value));
   }
 
   /** A range cleared: a key written before now within it holds nothing (one read before now too: {@link committedReads}). */
   private clearedRange(begin: Buffer, end: Buffer): void {
-    if (!this.tracked) return;
+    if (this.reads.size === 0) return;
     this.cleared.push([begin, end]);
-    for (const id of [...this.writes.keys(), ...this.writtenUnread]) {
+    for (const id of this.writes.keys()) {
       const key = Buffer.from(id, 'latin1');
-      if (Buffer.compare(key, begin) >= 0 && Buffer.compare(key, end) < 0) this.written(id, undefined);
+      if (Buffer.compare(key, begin) >= 0 && Buffer.compare(key, end) < 0) this.writes.set(id, undefined);
     }
   }
 
