@@ -49,10 +49,10 @@ export class FdbTransactionView implements Transaction {
   /** The attempt has read from the cluster at a version it gave: no commit can be chosen. */
   private readFromCluster = false;
 
-  /** The process's last commits, when this attempt may read from them (a write's first attempt, `fdb.ts`). */
-  private readonly committed: CommittedValues | undefined;
-  /** The same, to tell when the cluster answered a read. */
+  /** The process's last commits: to record this attempt's in, to tell them the cluster answered, and (`readFrom`) to read from. */
   private readonly commits: CommittedValues | undefined;
+  /** Whether this attempt may read from them (a write's first attempt, `fdb.ts`). */
+  private readonly readFrom: boolean;
   /** Whether the attempt keeps what it reads and writes, for its commit to be recorded ({@link committedReads}). */
   private readonly tracked: boolean;
 
@@ -64,14 +64,14 @@ export class FdbTransactionView implements Transaction {
     this.readOnly = readOnly;
     this.commits = commits?.values;
     this.tracked = commits !== undefined && !readOnly;
-    this.committed = this.tracked && commits!.readFrom ? commits!.values : undefined;
+    this.readFrom = this.tracked && commits!.readFrom;
   }
 
   async get(key: Bytes): Promise<Bytes | undefined> {
     this.limits.beforeGet(key);
     const full = this.key(key);
     const id = full.toString('latin1');
-    if (this.committed !== undefined && this.choice === undefined && !this.readFromCluster) {
+    if (this.readFrom && this.choice === undefined && !this.readFromCluster) {
       // The first read: the reads asked for side by side with it (in this turn) choose the commit to read at.
       this.asked = [];
       this.choice = Promise.resolve().then(() => this.choose());
@@ -102,8 +102,8 @@ export class FdbTransactionView implements Transaction {
     const asked = this.asked ?? [];
     this.asked = undefined;
     // A range read went to the cluster meanwhile: its version is the attempt's.
-    if (this.readFromCluster || !this.open || this.committed === undefined || !this.committed.heardLately()) return;
-    this.chosen = this.committed.choose(asked);
+    if (this.readFromCluster || !this.open || this.commits === undefined || !this.commits.heardLately()) return;
+    this.chosen = this.commits.choose(asked);
     if (this.chosen !== undefined) this.tn.setReadVersion(this.chosen.version);
   }
 

@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type { FdbBinding, FdbDatabase, FdbTransaction, FdbTransactionOptions } from './fdb-binding.js';
-import { CAPACITY, CommittedValues, MAX_AGE_MS, QUIET_MS } from './fdb-committed.js';
+import { CommittedValues } from './fdb-committed.js';
 import { translate, translateFailure } from './fdb-errors.js';
 import { FdbTransactionView } from './fdb-transaction.js';
 import { withinDeadline } from './limits.js';
@@ -170,7 +170,8 @@ export class FdbStore implements Store {
     this.db = db;
     this.prefix = prefix;
     this.hooks = hooks;
-    this.committed = new CommittedValues(CAPACITY, committedReads.maxAgeMs ?? MAX_AGE_MS, committedReads.quietMs ?? QUIET_MS);
+    // Undefined takes the record's defaults.
+    this.committed = new CommittedValues(undefined, committedReads.maxAgeMs, committedReads.quietMs);
   }
 
   static async open(options: FdbStoreOptions): Promise<FdbStore> {
