@@ -32,6 +32,7 @@
  *
  * @module
  */
+import { isAscii } from 'node:buffer';
 import { systemKeyspace, type Subspace, type ValueCodec } from '../../store/keyspace.js';
 import { decodeCounter, type KeyValue, type Transaction } from '../../store/store.js';
 import { decodeWith } from './codec.js';
@@ -231,15 +232,26 @@ export class PendingTermRows {
 
   private entryOf(row: KeyValue): PendingEntry {
     const [taskId, at] = this.positionOf(row.key);
-    const lines = decodeWith<string>(this.codec, row.value, EMPTY).split('\n');
+    const text = decodeWith<string>(this.codec, row.value, EMPTY);
+    const lines = text.split('\n');
     const head = lines[0]!;
     const space = head.indexOf(' ');
     const words: string[] = [];
     const index: DeferredEntry[] = [];
+    // Where the text's bytes start in the value, when it is ASCII (a byte a character), for the long words below.
+    const bytes = Buffer.from(row.value.buffer, row.value.byteOffset, row.value.byteLength);
+    const from = asciiStringAt(bytes, text.length);
+    const ascii = from > 0;
+    let end = head.length;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
+      const start = end + 1;
+      end = start + line.length;
       if (line.charCodeAt(0) === TAB) index.push(entryOfLine(line));
-      else words.push(line);
+      // `split` makes a line of SLICE_MIN characters or more (every blinded word, most `file:` words) a slice of the
+      // whole text, which each map of the merge hashes and compares by V8's slow path, and which keeps the text alive:
+      // read from the bytes it is a string of its own (the merge thread's time a sealed checkpoint, issue 44).
+      else words.push(ascii && line.length >= SLICE_MIN ? bytes.toString('latin1', from + start, from + end) : line);
     }
     return {
       taskId,
@@ -264,6 +276,8 @@ export class PendingTermRows {
 }
 
 const TAB = 0x09;
+/** The shortest part of a string V8 makes a slice of it rather than a copy (`SlicedString::kMinLength`). */
+const SLICE_MIN = 13;
 const NAMES: ReadonlySet<string> = new Set(INDEX_NAMES);
 
 /**
@@ -284,6 +298,20 @@ function entryOfLine(line: string): DeferredEntry {
   if (tab < 0 || space < 0 || space > tab || !NAMES.has(name)) throw new Error(`A pending entry holds an index line it cannot read (${JSON.stringify(line.slice(0, 40))}).`);
   const value = line.slice(tab + 1).replace(/%(25|0A)/g, (c) => (c === '%25' ? '%' : '\n'));
   return { name: name as IndexName, value, blind: line.charCodeAt(space + 1) === 0x62 };
+}
+
+/**
+ * Where the bytes of an ASCII text of `length` characters start in `value`,
+ * when `value` is that text as one MessagePack string (a head of 1, 2, 3 or
+ * 5 bytes, then a byte a character), as the text was just read from it; 0
+ * when it is not (a character beyond ASCII, a value written another way).
+ */
+export function asciiStringAt(value: Buffer, length: number): number {
+  const from = value.length - length;
+  const first = value[0]!;
+  // The head's kind by its size (fixstr, str 8, str 16, str 32); the length it holds is the rest's, as the text was read from it.
+  const head = (from === 1 && first >= 0xa0 && first <= 0xbf) || (from === 2 && first === 0xd9) || (from === 3 && first === 0xda) || (from === 5 && first === 0xdb);
+  return head && isAscii(value.subarray(from)) ? from : 0;
 }
 
 /** Appended to a key: the first key after it. */
