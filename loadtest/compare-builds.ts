@@ -24,13 +24,15 @@
  * baseline's server after the start script's (V8 takes the last of a flag
  * given twice), so one build can be set against itself with other flags
  * (`BENCH_BASELINE=dist/main.js`). Both run at `LOG_LEVEL=warn` unless
- * `BENCH_LOG_LEVEL` says otherwise (`info`: as `npm start` runs by default). Prints one line
+ * `BENCH_LOG_LEVEL` says otherwise (`info`: as `npm start` runs by default). `BENCH_SEALED=1` runs
+ * both with encryption at rest (each its own key file, as `bench:http`'s sealed Baton). Prints one line
  * per run (rate, event loop and server CPU per request) and the mean of the
  * rounds after the first, whose creates are most tasks' first.
  *
  * @module
  */
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TempDirs } from './lib/cleanup.js';
 import { nodeFlags } from './lib/env.js';
@@ -52,9 +54,15 @@ async function main(): Promise<void> {
   if (!existsSync(BASELINE)) throw new Error('Set BENCH_BASELINE to the dist/main.js of the build to compare with (see the head of this file).');
   const env = { BATON_TOKENS: `writer:${TOKEN}`, BATON_RATE_LIMIT_PER_MINUTE: '1000000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', PORT: '0', HOST: '127.0.0.1' };
   const base = dirs.make('stores');
+  const sealed = (side: string): Record<string, string> => {
+    if (process.env.BENCH_SEALED !== '1') return {};
+    const file = join(dirs.make(`keys-${side}`), 'keys');
+    writeFileSync(file, `bench:${randomBytes(32).toString('base64')}\n`);
+    return { BATON_ENCRYPTION_KEY_FILE: file };
+  };
   const sides = [
-    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, BATON_DATA_DIR: join(base, 'this') }, '/readyz', nodeFlags('BENCH_NODE_FLAGS')) },
-    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, BATON_DATA_DIR: join(base, 'baseline') }, '/readyz', nodeFlags('BENCH_BASELINE_NODE_FLAGS')) },
+    { name: 'this build', server: await startServer('this', BATON_MAIN, { ...env, ...sealed('this'), BATON_DATA_DIR: join(base, 'this') }, '/readyz', nodeFlags('BENCH_NODE_FLAGS')) },
+    { name: 'baseline', server: await startServer('baseline', BASELINE, { ...env, ...sealed('baseline'), BATON_DATA_DIR: join(base, 'baseline') }, '/readyz', nodeFlags('BENCH_BASELINE_NODE_FLAGS')) },
   ];
   if (SCENARIO !== 'create' && SCENARIO !== 'get' && SCENARIO !== 'history') throw new Error('BENCH_SCENARIO is create, get or history.');
   const requests = await Promise.all(
