@@ -223,6 +223,17 @@ export function decodeRecord(bytes: Buffer): { c: string; h: string } | undefine
 
 /** A MessagePack string at `at` (fixstr, str 8, 16 or 32), and where it ends; undefined for anything else. */
 function readString(bytes: Buffer, at: number): { text: string; end: number } | undefined {
+  const span = stringSpan(bytes, at);
+  if (span === undefined) return undefined;
+  const { start, end } = span;
+  const text = bytes.toString('utf8', start, end);
+  // Bytes that are not UTF-8 are refused, as the general decoder's reading would not match them either.
+  if (Buffer.byteLength(text) !== end - start) return undefined;
+  return { text, end };
+}
+
+/** Where the bytes of a MessagePack string at `at` (fixstr, str 8, 16 or 32) start and end; undefined for anything else, or one cut short. */
+export function stringSpan(bytes: Buffer, at: number): { start: number; end: number } | undefined {
   const head = bytes[at];
   let start: number;
   let length: number;
@@ -233,11 +244,7 @@ function readString(bytes: Buffer, at: number): { text: string; end: number } | 
   else if (head === 0xdb && at + 5 <= bytes.length) [start, length] = [at + 5, bytes.readUInt32BE(at + 1)];
   else return undefined;
   const end = start + length;
-  if (end > bytes.length) return undefined;
-  const text = bytes.toString('utf8', start, end);
-  // Bytes that are not UTF-8 are refused, as the general decoder's reading would not match them either.
-  if (Buffer.byteLength(text) !== length) return undefined;
-  return { text, end };
+  return end > bytes.length ? undefined : { start, end };
 }
 
 /** The typed reading of `bytes` stored at `key`. */

@@ -35,7 +35,7 @@
 import { isAscii } from 'node:buffer';
 import { systemKeyspace, type Subspace, type ValueCodec } from '../../store/keyspace.js';
 import { decodeCounter, type KeyValue, type Transaction } from '../../store/store.js';
-import { decodeWith } from './codec.js';
+import { decodeWith, stringSpan } from './codec.js';
 import { INDEX_NAMES, type DeferredEntry, type IndexName, type IndexPosition } from './indexes.js';
 
 /** One checkpoint waiting to be merged into the word runs. */
@@ -302,16 +302,14 @@ function entryOfLine(line: string): DeferredEntry {
 
 /**
  * Where the bytes of an ASCII text of `length` characters start in `value`,
- * when `value` is that text as one MessagePack string (a head of 1, 2, 3 or
- * 5 bytes, then a byte a character), as the text was just read from it; 0
- * when it is not (a character beyond ASCII, a value written another way).
+ * when `value` is that text as one MessagePack string (its head, then a
+ * byte a character); 0 when it is not (a character beyond ASCII, a value
+ * written another way).
  */
 export function asciiStringAt(value: Buffer, length: number): number {
-  const from = value.length - length;
-  const first = value[0]!;
-  // The head's kind by its size (fixstr, str 8, str 16, str 32); the length it holds is the rest's, as the text was read from it.
-  const head = (from === 1 && first >= 0xa0 && first <= 0xbf) || (from === 2 && first === 0xd9) || (from === 3 && first === 0xda) || (from === 5 && first === 0xdb);
-  return head && isAscii(value.subarray(from)) ? from : 0;
+  const span = stringSpan(value, 0);
+  if (span === undefined || span.end !== value.length || span.end - span.start !== length) return 0;
+  return isAscii(value.subarray(span.start)) ? span.start : 0;
 }
 
 /** Appended to a key: the first key after it. */

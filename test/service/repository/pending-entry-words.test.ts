@@ -49,7 +49,7 @@ describe('a pending entry read back', () => {
     expect(entry.previous).toEqual(PREVIOUS);
   });
 
-  it('reads a task first entry (no position before it) and one with a word beyond ASCII', async () => {
+  it("reads a task's first entry (no position before it) and one with a word beyond ASCII", async () => {
     const first = await roundTrip([...BLINDED, 'first'], [], undefined);
     expect(first.previous).toBeUndefined();
     expect(first.words).toEqual([...BLINDED, 'first']);
@@ -57,7 +57,7 @@ describe('a pending entry read back', () => {
     expect((await roundTrip(beyond, INDEX, PREVIOUS)).words).toEqual(beyond);
   });
 
-  it('finds every word of an entry long enough for each MessagePack head (str 8, 16 and 32)', async () => {
+  it('finds every word of entries from a hundred to seventy thousand characters', async () => {
     for (const count of [2, 8, 3_000, 4_000]) {
       const words = Array.from({ length: count }, (_, i) => `~${String(i).padStart(16, 'w')}`);
       expect((await roundTrip(words, INDEX, PREVIOUS)).words).toEqual(words);
