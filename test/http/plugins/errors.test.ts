@@ -84,6 +84,11 @@ describe('the error plugin', () => {
       ['application/json', '{"taskId":"t-1","extensions":{"deep":{"__proto__":null}}}'],
       ['application/json', '{"taskId":"t-1","constructor":{"prototype":{"polluted":true}}}'],
       ['application/merge-patch+json', '{"labels":{"constructor":{"prototype":{"x":1}}}}'],
+      // Spelled with escapes, in an array, and after a value that is refused for another reason: still the prototype key.
+      ['application/json', '{"taskId":"t-1","\\u005f_pro\\u0074o__":{"x":1}}'],
+      ['application/json', '{"taskId":"t-1","stepsDone":[{"text":"a"},{"__proto__":{"x":1}}]}'],
+      ['application/json', '{"taskId":"t-1","extensions":{"list":[[{"constructor":{"prototype":{}}}]]}}'],
+      ['application/json', '{"taskId":"t-1","summary":"\\ud800","extensions":{"__proto__":{}}}'],
     ];
     for (const [type, payload] of cases) {
       const method = type === 'application/json' ? 'POST' : 'PATCH';
@@ -100,6 +105,13 @@ describe('the error plugin', () => {
     // A constructor key without a prototype member is ordinary data.
     const plain = await app.inject({ method: 'POST', url: '/test/checkpoints', headers: writer, payload: { ...validBody, labels: { constructor: 'x' } } });
     expect(plain.statusCode).toBe(201);
+    // The words as text in a value are data too, and so is a body after a byte order mark (or two, as before).
+    const quoted = await app.inject({ method: 'POST', url: '/test/checkpoints', headers: writer, payload: { ...validBody, labels: { note: '"__proto__": {"isAdmin": true}, "constructor": {"prototype": 1}' } } });
+    expect(quoted.statusCode).toBe(201);
+    for (const mark of ['\ufeff', '\ufeff\ufeff']) {
+      const marked = await app.inject({ method: 'POST', url: '/test/checkpoints', headers: { ...writer, 'content-type': 'application/json' }, payload: Buffer.from(mark + JSON.stringify(validBody), 'utf8') });
+      expect(marked.statusCode, JSON.stringify(mark)).toBe(201);
+    }
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
   });
 
