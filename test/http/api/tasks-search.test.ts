@@ -109,8 +109,13 @@ describe('GET /v1/checkpoints (search)', () => {
       await create('task-a', {
         agentId: 'agent-1',
         labels: { team: 'core', priority: 3 },
-        executionState: { phase: 'implementing', completedItems: [{ description: 'alpha work', files: { created: ['src/alpha.ts'] } }] },
-        metrics: { filesModified: ['src/metrics-only.ts'] },
+        executionState: {
+          phase: 'implementing',
+          completedItems: ['alpha plan', { description: 'alpha work', files: { created: ['src/alpha.ts'] } }],
+          pendingItems: [{ description: 'alpha review', files: { modified: [{ path: 'src/object-ref.ts', sha256: 'ab'.repeat(32) }, 'src/alpha.ts'] } }],
+          blockedItems: [{ description: 'alpha cleanup', files: { deleted: ['src/blocked-gone.ts'] } }],
+        },
+        metrics: { filesModified: ['src/metrics-only.ts', { path: 'src/metrics-object.ts' }] },
         contextSummary: { keyDecisions: ['Use PostgreSQL for storage'] },
       }),
     );
@@ -161,6 +166,10 @@ describe('GET /v1/checkpoints (search)', () => {
   it('filters by a file path named in an item or in metrics.filesModified', async () => {
     await expectIds('file=src/alpha.ts', [0]);
     await expectIds('file=src/metrics-only.ts', [0]);
+    // Every list an item's files name (created, modified, deleted) in every item list, as a path or as { path }.
+    await expectIds('file=src/object-ref.ts', [0]);
+    await expectIds('file=src/blocked-gone.ts', [0]);
+    await expectIds('file=src/metrics-object.ts', [0]);
     await expectIds('file=src/none.ts', []);
   });
 
