@@ -113,7 +113,8 @@ export class Subspace {
   /** The tuple parts of a key made by {@link pack}, without this prefix. */
   unpack(key: Bytes): KeyPart[] {
     if (!this.contains(key)) throw new RangeError('The key is outside this subspace.');
-    return tuple.unpack(key.subarray(this.prefix.length)) as KeyPart[];
+    // Most keys hold strings only (ids, times, words): read as such without fdb-tuple's buffers; any other part, by it.
+    return unpackStrings(key, this.prefix.length) ?? (tuple.unpack(key.subarray(this.prefix.length)) as KeyPart[]);
   }
 
   contains(key: Bytes): boolean {

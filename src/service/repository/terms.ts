@@ -30,7 +30,7 @@
  */
 import type { Checkpoint } from '../../domain/checkpoint.js';
 import { termsOf } from '../../domain/terms.js';
-import { keyLayout, packStringBetween, Subspace, unpackStrings } from '../../store/keyspace.js';
+import { keyLayout, packStringBetween, Subspace } from '../../store/keyspace.js';
 import { keyspaceOf } from './keyspace.js';
 import type { KeyValue, Transaction } from '../../store/store.js';
 import { decodeWith, type Codecs, type Sealing } from './codec.js';
@@ -581,7 +581,7 @@ export class TermRows {
       if (rows.length > limit) return undefined;
     }
     const runs = rows.map((row) => {
-      const [, taskId, createdAt, checkpointId] = (unpackStrings(row.key, terms.prefix.length) ?? terms.unpack(row.key)) as [string, string, string, string];
+      const [, taskId, createdAt, checkpointId] = terms.unpack(row.key) as [string, string, string, string];
       return { taskId, start: { createdAt, checkpointId }, last: isOpen(row.value) ? undefined : lastOf(decodeWith<string[]>(this.codecs.terms, row.value, EMPTY)) };
     });
     // A run whose key says open may have ended under its task (`close`): point reads, side by side.
