@@ -236,7 +236,9 @@ export class PendingTermRows {
     const lines = text.split('\n');
     const head = lines[0]!;
     const space = head.indexOf(' ');
-    const words: string[] = [];
+    // The words are gathered in place in the lines' own array (the head and index lines out): no second array an entry.
+    const words = lines;
+    let count = 0;
     const index: DeferredEntry[] = [];
     // Where the text's bytes start in the value, when it is ASCII (a byte a character), for the long words below.
     const bytes = Buffer.from(row.value.buffer, row.value.byteOffset, row.value.byteLength);
@@ -251,8 +253,9 @@ export class PendingTermRows {
       // `split` makes a line of SLICE_MIN characters or more (every blinded word, most `file:` words) a slice of the
       // whole text, which each map of the merge hashes and compares by V8's slow path, and which keeps the text alive:
       // read from the bytes it is a string of its own (the merge thread's time a sealed checkpoint, issue 44).
-      else words.push(ascii && line.length >= SLICE_MIN ? bytes.toString('latin1', from + start, from + end) : line);
+      else words[count++] = ascii && line.length >= SLICE_MIN ? bytes.toString('latin1', from + start, from + end) : line;
     }
+    words.length = count;
     return {
       taskId,
       at,
