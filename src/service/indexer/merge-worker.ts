@@ -156,7 +156,7 @@ async function lent(request: LentRequest): Promise<{ reply: MergeReply; transfer
     throw new Error('The batch to commit was not prepared on this thread.');
   }
   const runs = batch.runs;
-  const { committed } = await writeLent(request.lease, async (tx) => setAll(tx, runs));
+  const { committed } = await writeLent(request.lease, async (tx) => setAllBlind(tx, runs));
   return { reply: { id: request.id, done: batch.runs.length, committed } };
 }
 
@@ -199,8 +199,12 @@ async function commit(request: CommitRequest): Promise<MergeReply> {
   return { id: request.id, done: value, committed };
 }
 
-function setAll(tx: Transaction, rows: readonly KeyValue[]): void {
-  for (const { key, value } of rows) tx.set(key, value);
+/**
+ * Sets each row blind: nothing in the transaction reads them back, so the store keeps no key string and map entry a
+ * row for that (~2.7 KB of the merge thread's allocation a create); a key given twice ends as its last row, as before.
+ */
+function setAllBlind(tx: Transaction, rows: readonly KeyValue[]): void {
+  for (const { key, value } of rows) tx.setBlind(key, value);
 }
 
 /** The merge of one batch: each task's writes after a TASK row naming it. */
