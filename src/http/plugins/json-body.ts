@@ -127,7 +127,6 @@ export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
     throw new AppError('validation_failed', { errors: [NOT_JSON] });
   }
   const problem = firstRefusal(value);
-  if (problem === PROTOTYPE_KEY) throw new AppError('validation_failed', { errors: [PROTOTYPE_KEY] });
   if (problem) throw invalid(problem.field, problem.message);
   return value;
 }
