@@ -29,14 +29,9 @@ function invalid(field: string, message: string): AppError {
   return new AppError('validation_failed', { errors: [{ field, message } satisfies FieldError] });
 }
 
-/** Names the first value that JSON canonicalization could not represent, or undefined. */
-export function firstUnrepresentable(value: unknown): FieldError | undefined {
-  // The common case, a body with nothing wrong, is walked without building a path; only a failing body is walked again for it.
-  return representable(value, 0) ? undefined : locate(value, [], 0);
-}
-
 /** A body's first refusal: a prototype key anywhere before any value JSON canonicalization could not represent. */
 function firstRefusal(value: unknown): FieldError | undefined {
+  // The common case, a body with nothing wrong, is walked without building a path; only a failing body is walked again for it.
   if (representable(value, 0)) return undefined;
   return hasPrototypeKey(value) ? PROTOTYPE_KEY : locate(value, [], 0);
 }
