@@ -29,12 +29,12 @@ type Rule = [part: string, pattern: RegExp];
  * canonical JSON under the audit entry is the audit entry's).
  */
 const INDEXER = 'indexer: merge and apply (thread and event loop)';
-const COMPRESSION = 'record compression (deflate)';
+const COMPRESSION = 'record compression (zstd, deflate)';
 
 const PART_RULES: Rule[] = [
   ['garbage collection (V8, all threads)', /Scavenger|MarkCompact|ConcurrentMarking|Sweeper|IncrementalMarking|MinorMarkSweep|ArrayBufferSweeper|GCTracer|Heap::CollectGarbage|Heap::PerformGarbageCollection|ScavengeJob|MemoryAllocator::Unmapper|Evacuat|RememberedSet|PointersUpdating|MarkingWorklist|MarkingVisitor|Marking::|ObjectStats|SlotSet|TypedSlot|EphemeronTable/],
   ['LMDB commit: B-tree, page writes, fsync (writer thread and kernel)', /mdb_txn_commit|WriteWorker|do_write|mdb_cursor_put|mdb_page_|mdb_del|fdatasync/],
-  [COMPRESSION, /deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine|deflate-worker/],
+  [COMPRESSION, /ZSTD_|HUF_|FSE_|zstd-engine|compression-worker|deflate|longest_match|compress_block|pqdownheap|send_tree|zlib-engine/],
   [INDEXER, /indexer\/|merge-worker|merge-thread|frames\.js/],
   ['term index at create (tokenizing, pending entry)', /domain\/terms\.js|repository\/terms\.js|pending-terms\.js/],
   ['canonical JSON + SHA-256 of the checkpoint', /canonical-json|hashCheckpoint|toStored|SHA256|sha256_block|Hash::HashUpdate|crypto\/hash|JsonStringifier/],
@@ -118,7 +118,7 @@ function* samplesOf(file: string): Generator<Sample> {
 /** What a thread is, from one sample's frames; undefined when the sample does not tell. */
 function roleOf(frames: string[]): string | undefined {
   const text = frames.join('\n');
-  if (/deflate-worker|zlib-engine|deflate_fast|deflate_slow|longest_match|compress_block/.test(text) && !/node::ThreadPoolWork/.test(text)) return 'compression thread';
+  if (/compression-worker|ZSTD_compress|zlib-engine|deflate_fast|deflate_slow|longest_match|compress_block/.test(text) && !/node::ThreadPoolWork/.test(text)) return 'compression thread';
   if (/merge-worker|frames\.js/.test(text)) return 'merge thread';
   if (/node::ThreadPoolWork|uv_work/.test(text)) return 'libuv pool (LMDB writer)';
   if (/v8::platform|DefaultWorkerThreadsTaskRunner|WorkerThreadsTaskRunner/.test(text)) return 'V8 helpers (GC, compiler)';

@@ -20,7 +20,7 @@ const RULES: Rule[] = [
   ['garbage collection', (fn) => fn === '(garbage collector)'],
   ['idle (waiting for commits)', (fn) => fn === '(idle)'],
   ['term index (tokenizing, runs)', (_, url) => /repository\/terms\.js|domain\/terms\.js/.test(url)],
-  ['record compression', (_, url) => /compression\.js|zlib-engine\.js|deflate-worker\.js/.test(url)],
+  ['record compression', (_, url) => /compression\.js|zlib-engine\.js|zstd-engine\.js|compression-worker\.js/.test(url)],
   ['checkpoint canonical JSON + SHA-256', (fn) => fn === 'hashCheckpoint' || fn === 'toStored'],
   ['audit entry (canonical JSON, chain hash)', (_, url) => /domain\/audit\.js|audit-log\.js/.test(url)],
   ['event (CloudEvent, outbox)', (fn, url) => /outbox\.js/.test(url) || fn === 'cloudEvent'],

@@ -26,7 +26,7 @@ import { startOperationSweeper } from './operation-sweeper.js';
 import { MissingKeyError, openPlain } from '../crypto/keyring.js';
 import { loadOrCreateSigner, loadSigner, type Signer } from './signing.js';
 import { isOutage, runTransaction, storeCause } from './transactions.js';
-import { adoptKeyLayout, forgetKeyLayout } from './repository/repository.js';
+import { adoptKeyLayout, forgetKeyLayout, zstdMissing } from './repository/repository.js';
 import { checkKeys, missingKey, stopRekey, Vault } from './vault.js';
 import { TaskLanes } from './task-lanes.js';
 import { Indexer } from './indexer/indexer.js';
@@ -115,6 +115,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const store: Store = faults ?? options.store;
   const base = serviceContext(config, { ...options, store });
   const stopLayout = await settleLayout(base);
+  const noZstd = zstdMissing();
+  if (noZstd !== undefined) base.log.warn({ reason: noZstd }, 'records are written with DEFLATE, not zstd, and a record another instance wrote with zstd cannot be read here: reinstall with a compiler at hand (npm ci builds zstd-napi)');
   await checkStoreKeys(base, config);
   await seedSettings(base);
   const queue = config.queueMaxBytes > 0 ? await openQueue(base, config) : undefined;

@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { decodeValue, encodeValue, keyLayout, systemKeyspace, tenantKeyspace, useKeyLayout, type KeyLayout } from '../../src/store/keyspace.js';
+import { isCompressed } from '../../src/service/repository/compression.js';
 import { LmdbStore } from '../../src/store/lmdb.js';
 import { prefixRange } from '../../src/store/keyspace.js';
 import { StoreError, type Store, type TransactionBody, type TransactOptions } from '../../src/store/store.js';
@@ -145,8 +146,11 @@ describe('the key layout', () => {
     expect(await keysUnder(served.store, ks.root.pack('hist', 'task-w'))).toBe(3);
     expect(await keysUnder(served.store, ks.root.pack('ix', 'task', 'task-w'))).toBe(3);
     expect(await keysUnder(served.store, ks.root.pack('task'))).toBe(3);
-    // Its tenant's header says 8: a release of format 8 serves this store too.
+    // Its tenant's header says 8: a release of format 8 serves this store too, and reads its records, compressed as that release does (DEFLATE, method 1).
     expect(decodeValue(await served.store.transact(async (tx) => (await tx.get(ks.meta.pack('format')))!, { readOnly: true }))).toEqual({ format: 8, codec: 'msgpack' });
+    const { begin, end } = prefixRange(ks.root.pack('cp'));
+    const records = await served.store.transact(async (tx) => (await tx.getRange(begin, end)).map((row) => Buffer.from(row.value)), { readOnly: true });
+    expect(records.filter(isCompressed).map((record) => record[2])).toEqual(records.map(() => 1));
     await served.stop();
 
     served = await serve(dir);

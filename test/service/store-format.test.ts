@@ -1,14 +1,15 @@
 /**
  * The store header and the journal's validation: what this version did not
  * write is refused in one sentence, never misread. A tenant's first write
- * leaves the header `{ format: 10, codec: 'msgpack' }` in a new store (whose tasks' rows are in the `task` layout) (a format-1 header, written
+ * leaves the header `{ format: 11, codec: 'msgpack' }` in a new store (whose tasks' rows are in the `task` layout) (a format-1 header, written
  * before records were compressed, a format-2 one, written before expiry
  * entries were bucketed, a format-3 one, written before the full-text
  * pending list, a format-4 one, whose pending list was kept by task, and a
  * format-5 one, whose runs ended in their own keys, and a format-6 one, whose
  * creates wrote every index entry, and a format-7 one, whose open runs were
  * written a line a word, a format-8 one, whose store kept each kind of a task's rows in its own space, and a
- * format-9 one, whose merges ended each run in a key of its own, are raised to 10); a store
+ * format-9 one, whose merges ended each run in a key of its own, and a format-10 one, whose records were compressed
+ * with DEFLATE only, are raised to 11); a store
  * whose header
  * names a newer format takes no write (503 store_format_unsupported); a
  * journal record that is not a command this version knows stops the queue
@@ -36,10 +37,10 @@ describe('the store header', () => {
     const key = tenantKeyspace('default').meta.pack('format');
     let app = await buildApp({ config, store });
     expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
-    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 10, codec: 'msgpack' });
+    expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 11, codec: 'msgpack' });
     await app.close();
 
-    // Earlier releases wrote format 1 to 9: this version reads each and raises it before its first write.
+    // Earlier releases wrote format 1 to 10: this version reads each and raises it before its first write.
     for (const [format, written] of [
       [1, 2],
       [2, 3],
@@ -50,6 +51,7 @@ describe('the store header', () => {
       [7, 8],
       [8, 9],
       [9, 10],
+      [10, 11],
     ] as const) {
       await store.transact(async (tx) => tx.set(key, encodeValue({ format, codec: 'msgpack' })));
       await store.close();
@@ -57,12 +59,12 @@ describe('the store header', () => {
       app = await buildApp({ config, store });
       expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('t-1') })).statusCode).toBe(201);
       expect(((await app.inject({ method: 'GET', url: '/v1/tasks/t-1/checkpoints', headers })).json() as { items: unknown[] }).items).toHaveLength(written);
-      expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 10, codec: 'msgpack' });
+      expect(decodeValue(await store.transact(async (tx) => (await tx.get(key))!))).toEqual({ format: 11, codec: 'msgpack' });
       await app.close();
     }
 
     // A newer Baton wrote this store: this version, started again, must not write to it.
-    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 11, codec: 'msgpack' })));
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 12, codec: 'msgpack' })));
     await store.close();
     store = LmdbStore.open({ path: dir });
     app = await buildApp({ config, store });
@@ -84,7 +86,7 @@ describe('the store header', () => {
     const app = await buildApp({ config, store });
     expect((await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('running-1') })).statusCode).toBe(201);
     // A newer Baton over the same store (another instance on FoundationDB) raises the format while this one runs.
-    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 11, codec: 'msgpack' })));
+    await store.transact(async (tx) => tx.set(key, encodeValue({ format: 12, codec: 'msgpack' })));
     const refused = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers, payload: checkpointBody('running-1') });
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'store_format_unsupported' });

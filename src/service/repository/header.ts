@@ -55,16 +55,18 @@ export async function tenants(tx: Transaction, after: string | undefined, limit:
  * for each word, and marks such a start's line in the open runs (`-`); a
  * release before it would take those runs as reaching the task's newest
  * checkpoint (as format 6 says of its ends), misread the marked lines, and
- * its re-blinding pass would leave their words plain. A tenant of a store that keeps the `spaces`
+ * its re-blinding pass would leave their words plain. 11: checkpoint records
+ * are compressed with zstd (method 2, `compression.ts`); a release before
+ * it would read each such record as damaged. A tenant of a store that keeps the `spaces`
  * layout (created before format 9, `repository/key-layout.ts`) is written as format 8
  * wrote it and its header says 8, so a release of format 8 still serves it.
  * An earlier tenant is raised to the format its store's layout writes when
  * this version first writes to it, so an earlier release stops writing to
  * it; what that release wrote is still read (and its expiry entries cleared).
  */
-export const STORE_FORMAT = 10;
+export const STORE_FORMAT = 11;
 
-/** The format a tenant's header says in a store of `layout`: 10 for the `task` layout, 8 for `spaces` (whose rows are as format 8 wrote them). */
+/** The format a tenant's header says in a store of `layout`: 11 for the `task` layout, 8 for `spaces` (whose rows are as format 8 wrote them, records with DEFLATE). */
 export function formatOf(layout: KeyLayout): number {
   return layout === 'task' ? STORE_FORMAT : 8;
 }

@@ -114,6 +114,7 @@ export { CheckpointDoc, toStored, verifyStored, type StoredCheckpoint } from './
 export type { TaskHead } from './tasks.js';
 export { STORE_FORMAT, tenants, type StoreHeader } from './header.js';
 export { adoptKeyLayout, forgetKeyLayout } from './key-layout.js';
+export { zstdMissing } from './compression.js';
 export { compressAhead, rethrowMissingKey, type Sealing } from './codec.js';
 export { forgetKey, noteKeys, usedKeys } from './key-registry.js';
 export { readFleetSettings, writeFleetSettings } from './fleet-settings.js';

@@ -1,6 +1,6 @@
 /**
  * Calls to one worker thread, answered by id: the compression thread
- * (`deflate-worker.ts`) and the indexer's merge thread
+ * (`compression-worker.ts`) and the indexer's merge thread
  * (`indexer/merge-thread.ts`) both keep one. The thread starts on the first
  * call and keeps the process alive only while a call waits. If it fails (it
  * cannot start, it exits, it throws), every call waiting on it is refused,

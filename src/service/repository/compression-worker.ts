@@ -1,17 +1,18 @@
 /**
- * Raw DEFLATE on a worker thread. Compressing a checkpoint record was the
- * largest single piece of native work on a create's event loop (~7 % of it
- * under load, `docs/performance.md`); the service's other thread is mostly
- * idle, since LMDB's writer sleeps between commits. A create that finds
- * others in progress sends its record here before its transaction and
- * waits for the bytes, which one reused zlib stream makes there with the
- * same options (as `zlib-engine.ts` does on the event loop): raw DEFLATE
- * that reads back as any other record does.
+ * Record compression on a worker thread. Compressing a checkpoint record was
+ * the largest single piece of native work on a create's event loop (~7 % of
+ * it under load, `docs/performance.md`); the service's other thread is
+ * mostly idle, since LMDB's writer sleeps between commits. A create that
+ * finds others in progress sends its record here before its transaction
+ * and waits for the bytes, which one reused context makes there with the
+ * same method and dictionary as the event loop's (`compression.ts`): zstd
+ * (`zstd-engine.ts`) or raw DEFLATE on one zlib stream (`zlib-engine.ts`),
+ * bytes that read back as any other record's do.
  *
- * One thread, started on first use and not keeping the process alive
- * (`thread-calls.ts`). If it fails (it cannot start, it exits, it throws),
- * every value waiting on it is refused and the callers compress on their own
- * thread; a failed thread is not started again.
+ * One thread per method, started on first use and not keeping the process
+ * alive (`thread-calls.ts`). If it fails (it cannot start, it exits, it
+ * throws), every value waiting on it is refused and the callers compress on
+ * their own thread; a failed thread is not started again.
  *
  * @module
  */
@@ -23,7 +24,7 @@ import type { ZlibOptions } from 'node:zlib';
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { constants, createDeflateRaw, deflateRawSync } = require('node:zlib');
-const { nice, ...zlibOptions } = workerData;
+const { nice, zstd, ...zlibOptions } = workerData;
 const options = { ...zlibOptions, dictionary: zlibOptions.dictionary === undefined ? undefined : Buffer.from(zlibOptions.dictionary) };
 // Below the event loop (Linux, where a thread has a nice value of its own): see THREAD_NICE.
 try {
@@ -33,14 +34,27 @@ try {
 }
 // One stream's native handle, reset after each value, as zlib-engine.ts keeps one on the event loop:
 // deflateRawSync makes a stream (and loads the dictionary) for every value, which costs more than a record's compression.
-const stream = createDeflateRaw(options);
+const stream = zstd === undefined ? createDeflateRaw(options) : {};
 const handle = stream._handle;
 const state = stream._writeState;
 const reused = handle !== undefined && typeof handle.writeSync === 'function' && typeof handle.reset === 'function' && state instanceof Uint32Array && state.length === 2;
 let failure;
 if (reused) handle.onerror = (message) => { failure = message; };
 let scratch = Buffer.allocUnsafe(16 * 1024);
-function deflate(bytes) {
+// zstd, as zstd-engine.ts does it: one context, the dictionary digested once at the level, output into the scratch buffer.
+let zstdCompress;
+if (zstd !== undefined) {
+  const binding = require(zstd.binding);
+  const cctx = new binding.CCtx();
+  const cdict = new binding.CDict(Buffer.from(zstd.dictionary), zstd.level);
+  zstdCompress = (bytes) => {
+    const bound = binding.compressBound(bytes.length);
+    if (scratch.length < bound) scratch = Buffer.allocUnsafe(bound);
+    return scratch.subarray(0, cctx.compressUsingCDict(scratch, bytes, cdict));
+  };
+}
+function compress(bytes) {
+  if (zstdCompress !== undefined) return zstdCompress(bytes);
   if (!reused) return new Uint8Array(deflateRawSync(bytes, options));
   // zlib's bound for stored blocks, and room for the end: deflate never needs more.
   const bound = bytes.length + (bytes.length >> 3) + (bytes.length >> 6) + 64;
@@ -57,19 +71,19 @@ function deflate(bytes) {
     handle.reset();
   }
   if (inLeft !== 0 || outLeft === 0) return new Uint8Array(deflateRawSync(bytes, options));
-  // A view of the scratch buffer, copied into the answer before the next value is deflated.
+  // A view of the scratch buffer, copied into the answer before the next value is compressed.
   return scratch.subarray(0, scratch.length - outLeft);
 }
-// A message is a batch: the values end to end, and each one's length; the answer, the same of their DEFLATE.
+// A message is a batch: the values end to end, and each one's length; the answer, the same of their compressed bytes.
 parentPort.on('message', ({ id, joined, lengths }) => {
   const sizes = new Uint32Array(lengths.length);
-  // Each value's DEFLATE is copied out before the next one reuses the scratch buffer; records shrink, so the input's size mostly holds them.
+  // Each value's bytes are copied out before the next one reuses the scratch buffer; records shrink, so the input's size mostly holds them.
   let data = new Uint8Array(joined.length + 1024);
   let total = 0;
   try {
     let at = 0;
     for (let i = 0; i < lengths.length; i++) {
-      const part = deflate(joined.subarray(at, at + lengths[i]));
+      const part = compress(joined.subarray(at, at + lengths[i]));
       at += lengths[i];
       if (total + part.length > data.length) {
         const larger = new Uint8Array(2 * (total + part.length));
@@ -98,7 +112,7 @@ parentPort.on('message', ({ id, joined, lengths }) => {
  */
 const THREAD_NICE = 19;
 
-interface DeflateAnswer extends ThreadAnswer {
+interface CompressionAnswer extends ThreadAnswer {
   data?: Uint8Array;
   sizes?: Uint32Array;
 }
@@ -110,25 +124,35 @@ interface Waiting {
   reject(error: Error): void;
 }
 
-export class DeflateWorker {
-  private readonly thread: ThreadCalls<DeflateAnswer>;
-  /** Values deflated on the thread so far. */
+/** What the thread compresses with: raw DEFLATE with zlib's options, or zstd (`zstd-engine.ts`) at a level with a dictionary. */
+export type CompressionMethod = { zlib: ZlibOptions } | { zstd: { binding: string; dictionary: Uint8Array; level: number } };
+
+/** The method as the thread is given it: dictionaries copied into buffers of their own, which the structured clone copies whole. */
+function dataOf(method: CompressionMethod): object {
+  if ('zstd' in method) return { zstd: { ...method.zstd, dictionary: new Uint8Array(method.zstd.dictionary) } };
+  const { dictionary, ...rest } = method.zlib;
+  return dictionary === undefined ? rest : { ...rest, dictionary: new Uint8Array(dictionary as Uint8Array) };
+}
+
+export class CompressionWorker {
+  private readonly thread: ThreadCalls<CompressionAnswer>;
+  /** Values compressed on the thread so far. */
   private done = 0;
   /** Values given since the last batch went: they go together once this turn's I/O is handled. */
   private queued: Waiting[] = [];
   /** Values sent and not yet answered. */
   private sent = 0;
 
-  constructor(options: ZlibOptions) {
-    const { dictionary, ...rest } = options;
-    this.thread = new ThreadCalls<DeflateAnswer>(
+  constructor(method: CompressionMethod) {
+    const data = dataOf(method);
+    this.thread = new ThreadCalls<CompressionAnswer>(
       'the compression thread',
       () =>
         new Worker(SOURCE, {
           eval: true,
           // The thread holds a value or two at a time: a small heap, not the service's young generation of 3 x 32 MB.
           resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
-          workerData: { ...rest, nice: THREAD_NICE, ...(dictionary === undefined ? {} : { dictionary: new Uint8Array(dictionary as Uint8Array) }) },
+          workerData: { ...data, nice: THREAD_NICE },
         }),
     );
   }
@@ -138,8 +162,8 @@ export class DeflateWorker {
     return this.thread.usable;
   }
 
-  /** How many values the thread has deflated. */
-  get deflated(): number {
+  /** How many values the thread has compressed. */
+  get compressed(): number {
     return this.done;
   }
 
@@ -149,12 +173,12 @@ export class DeflateWorker {
   }
 
   /**
-   * `bytes` deflated on the thread; refused if the thread fails meanwhile.
+   * `bytes` compressed on the thread; refused if the thread fails meanwhile.
    * The values given in one turn of the event loop (the creates whose
    * requests arrived together) go in one message and come back in one: a
-   * message costs the two threads more than deflating a record.
+   * message costs the two threads more than compressing a record.
    */
-  deflate(bytes: Uint8Array): Promise<Uint8Array> {
+  compress(bytes: Uint8Array): Promise<Uint8Array> {
     if (!this.thread.usable) return Promise.reject(new Error('The compression thread is not available.'));
     return new Promise<Uint8Array>((resolve, reject) => {
       this.queued.push({ bytes, resolve, reject });
