@@ -6,8 +6,9 @@
  * value. Both methods use one preset dictionary of a checkpoint's field
  * names, nothing of anyone's data. Method 1 is raw DEFLATE (RFC 1951,
  * `node:zlib`). Method 2 (store format 11) is one Zstandard frame (RFC
- * 8878, level 1, `zstd-engine.ts`): smaller than method 1's bytes, made in
- * half the time and read back in half the time (`docs/performance.md`). A
+ * 8878, level 1, `zstd-engine.ts`): made in half method 1's time and read
+ * back in 15–30 % less, ~6 % smaller on a record of an agent's 4 KB and ~6 %
+ * larger on one of 2.5 KB (`docs/performance.md`, twenty-eighth stop). A
  * stored value names its method, so a method never changes, and another
  * would take the next number; every method is read. Method 2 is written in
  * a store of the `task` key layout where the zstd library loads; a store
@@ -33,8 +34,14 @@ const ZSTD_LEVEL = 1;
 const HEAD_BYTES = 7;
 /** Values shorter than this are left as they are: the head would eat most of what is saved. */
 const MIN_BYTES = 512;
-/** Neither method shrinks data below about 1/1032 of its length (DEFLATE's bound; zstd's is looser): a larger claim is a damaged value. */
-const MAX_RATIO = 1032;
+/**
+ * The most each method can expand its data by: DEFLATE never shrinks data
+ * below about 1/1032 of its length; zstd's smallest block holds 128 KB in 4
+ * bytes (a run of one byte, RFC 8878), so a frame expands at most 32,768
+ * times (a record of 100 KB of one character is ~20 bytes). A larger claim
+ * is a damaged value, and no buffer is made for it.
+ */
+const MAX_RATIO: Readonly<Record<number, number>> = { [DEFLATE_V1]: 1032, [ZSTD_V2]: 32_768 };
 /**
  * DEFLATE at level 1 with a 4 KB window: on checkpoints of a few KB it
  * compresses as well as level 6 with the default 32 KB window (within 3 %)
@@ -81,8 +88,9 @@ const THREADS = new Map<number, CompressionWorker>();
 export function compressionThread(method: number): CompressionWorker {
   let thread = THREADS.get(method);
   if (thread === undefined) {
-    const binding = method === ZSTD_V2 ? zstdBindingPath() : undefined;
-    thread = new CompressionWorker(binding === undefined ? { zlib: DEFLATE_OPTIONS } : { zstd: { binding, dictionary: DICTIONARY, level: ZSTD_LEVEL } });
+    // Without the binding the thread fails to start, and its callers compress on their own thread (which then writes DEFLATE).
+    const binding = zstdBindingPath() ?? 'zstd-napi/binding';
+    thread = new CompressionWorker(method === ZSTD_V2 ? { zstd: { binding, dictionary: DICTIONARY, level: ZSTD_LEVEL } } : { zlib: DEFLATE_OPTIONS });
     THREADS.set(method, thread);
   }
   return thread;
@@ -149,7 +157,7 @@ export function decompress(bytes: Buffer): Buffer {
   if (method !== DEFLATE_V1 && engine === undefined) throw new CompressionError(`The value was compressed by method ${method}, which this release does not have.`);
   const length = bytes.readUInt32LE(3);
   const data = bytes.subarray(HEAD_BYTES);
-  if (length > data.length * MAX_RATIO + 16) throw new CompressionError('The compressed value is damaged.');
+  if (length > data.length * MAX_RATIO[method]! + 16) throw new CompressionError('The compressed value is damaged.');
   try {
     // Output is allocated at the stored length (checked against the ratio above), never at what the data would give.
     return engine === undefined ? INFLATER.inflate(data, length) : engine.decompress(data, length);

@@ -55,6 +55,23 @@ describe('compress and decompress', () => {
     );
   });
 
+  it.each([
+    ['zstd', ZSTD],
+    ['DEFLATE', DEFLATE],
+  ])('give back a long run of one byte, which zstd shrinks past DEFLATE’s bound of 1,032 times (%s)', (_, method) => {
+    for (const length of [100_000, 1_000_000, 4_000_000]) {
+      const run = Buffer.alloc(length, 'a');
+      const packed = compress(run, method);
+      expect(packed[2]).toBe(method);
+      expect(decompress(packed).equals(run)).toBe(true);
+    }
+    // A claim beyond what the method can expand to is refused before any buffer is made for it.
+    const packed = compress(Buffer.alloc(100_000, 'a'), method);
+    const claim = Buffer.from(packed);
+    claim.writeUInt32LE((packed.length - 7) * (method === ZSTD ? 32_768 : 1032) + 17, 3);
+    expect(() => decompress(claim)).toThrow(CompressionError);
+  });
+
   it('leave short and incompressible values as they are', () => {
     const short = Buffer.from('{"a":1}');
     expect(compress(short)).toBe(short);
@@ -113,6 +130,21 @@ describe('compress and decompress', () => {
 describe('checkpoint records on disk', () => {
   const testApp = useTestApp();
   const key = (taskId: string, id: string) => tenantKeyspace('default').checkpoints.pack(taskId, id, 0);
+
+  it('read back when they hold a long run of one character (zstd shrinks it thousands of times)', async () => {
+    const { app, store } = testApp();
+    // The longest texts a checkpoint takes (a continuation prompt of 500,000 characters, rollback instructions of 100,000):
+    // the record shrinks past DEFLATE's bound of 1,032 times.
+    const body = checkpointBody('task-run', { recovery: { continuationPrompt: '='.repeat(500_000), rollbackInstructions: '='.repeat(100_000) } });
+    const res = await app.inject({ method: 'POST', url: '/v1/checkpoints', headers: auth(), payload: body });
+    expect(res.statusCode).toBe(201);
+    const created = res.json() as { id: string; taskId: string };
+    const stored = await store.transact(async (tx) => Buffer.from((await tx.get(key(created.taskId, created.id)))!), { readOnly: true });
+    expect(stored.readUInt32LE(3) / (stored.length - 7)).toBeGreaterThan(1032);
+    const read = await app.inject({ method: 'GET', url: `/v1/checkpoints/${created.id}`, headers: auth() });
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual(created);
+  });
 
   it('are compressed with zstd, and one written with DEFLATE or uncompressed by an earlier release still reads (every read verifies the hash)', async () => {
     const { app, store } = testApp();
