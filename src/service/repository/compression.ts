@@ -23,7 +23,7 @@
 import { keyLayout } from '../../store/keyspace.js';
 import { CompressionWorker } from './compression-worker.js';
 import { RawDeflater, RawInflater } from './zlib-engine.js';
-import { zstdBindingPath, zstdEngine, type ZstdEngine } from './zstd-engine.js';
+import { ZSTD_BINDING, zstdBindingPath, zstdEngine, type ZstdEngine } from './zstd-engine.js';
 
 const MARK = 0xc1;
 const COMPRESSED = 0x00;
@@ -89,7 +89,7 @@ export function compressionThread(method: number): CompressionWorker {
   let thread = THREADS.get(method);
   if (thread === undefined) {
     // Without the binding the thread fails to start, and its callers compress on their own thread (which then writes DEFLATE).
-    const binding = zstdBindingPath() ?? 'zstd-napi/binding';
+    const binding = zstdBindingPath() ?? ZSTD_BINDING;
     thread = new CompressionWorker(method === ZSTD_V2 ? { zstd: { binding, dictionary: DICTIONARY, level: ZSTD_LEVEL } } : { zlib: DEFLATE_OPTIONS });
     THREADS.set(method, thread);
   }

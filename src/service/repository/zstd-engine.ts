@@ -9,8 +9,8 @@
  *
  * The binding is a native module built when the package is installed. It
  * is loaded on first use; where it does not load, {@link zstdEngine}
- * answers undefined with the reason, and records are written with DEFLATE
- * as before (`compression.ts`).
+ * answers the reason instead of an engine, and records are written with
+ * DEFLATE as before (`compression.ts`).
  *
  * @module
  */
@@ -25,7 +25,7 @@ interface Binding {
   compressBound(size: number): number;
 }
 
-/** The module the compression thread loads too (`compression-worker.ts`). */
+/** The module the compression thread loads too (`compression-worker.ts`), by the path this thread resolved. */
 export const ZSTD_BINDING = 'zstd-napi/binding';
 
 let loaded: { binding: Binding; path: string } | { reason: string } | undefined;
@@ -47,12 +47,6 @@ function load(): { binding: Binding; path: string } | { reason: string } {
 export function zstdBindingPath(): string | undefined {
   const found = load();
   return 'path' in found ? found.path : undefined;
-}
-
-/** Why zstd is not available here; undefined when it is. */
-export function zstdUnavailable(): string | undefined {
-  const found = load();
-  return 'reason' in found ? found.reason : undefined;
 }
 
 /** A zstd failure: the library's message. */
