@@ -16,18 +16,29 @@
  *
  * @module
  */
-import { errorText, freeBytes, outOfSpace } from '../fs/free-space.js';
+import { errorText, freeBytes, LOW_SPACE_BYTES, outOfSpace } from '../fs/free-space.js';
 import { StoreError } from './store.js';
 
-/** The causes of a failed LMDB operation, `error` first and lmdb-js's `commitError` after it when there is one. */
+/**
+ * The causes of a failed LMDB operation, `error` first and lmdb-js's
+ * `commitError` after it when it tells one. lmdb-js rejects that promise in
+ * the turn that reports the failure, but not always: when the writer thread
+ * reports two failed transactions in one callback, the later one's promise
+ * is made after the callback has rejected the first's, and nothing ever
+ * settles it (lmdb-js's `rejectCommit`, seen on a full tmpfs: a large commit
+ * refused and a small one handed over a turn later). So it is waited for one
+ * turn of the event loop, no more: the commit's failure must never wait on it.
+ */
 export async function lmdbCauses(error: unknown): Promise<unknown[]> {
   const commitError = (error as { commitError?: unknown } | null)?.commitError;
   if (!(commitError instanceof Promise)) return [error];
-  // lmdb-js rejects it in the same turn as the write itself: it has settled by now.
-  const cause: unknown = await commitError.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
+  const cause: unknown = await Promise.race([
+    commitError.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    ),
+    new Promise<undefined>((resolve) => setImmediate(resolve, undefined)),
+  ]);
   return cause === undefined ? [error] : [error, cause];
 }
 
@@ -50,7 +61,10 @@ export function classifyLmdbError(causes: readonly unknown[], path: string, free
   }
   if (/MDB_TXN_FULL/.test(text)) return new StoreError('too_large', 'The transaction is larger than LMDB allows.', { cause, backendCode: 'MDB_TXN_FULL' });
   if (/MDB_BAD_VALSIZE|key size/i.test(text)) return new StoreError('too_large', 'A key is larger than LMDB allows.', { cause });
-  const errno = outOfSpace(text, free);
+  // A failed commit whose cause lmdb-js never told (above) on a disk nearly full is taken as what a failed commit there
+  // mostly is, out of room, as an EIO there is: 507, and writes resume once there is room.
+  const untold = causes.length === 1 && /Commit failed/.test(text) && free !== undefined && free < LOW_SPACE_BYTES ? 'EIO' : undefined;
+  const errno = outOfSpace(text, free) ?? untold;
   if (errno !== undefined) {
     return new StoreError('no_space', `The data directory ${path} has no room for the commit; free space on its file system and retry.`, { cause, backendCode: errno });
   }

@@ -227,13 +227,15 @@ export class LmdbStore implements Store, PendingReader {
 
   private async attemptOnce<T>(body: TransactionBody<T>, deadline: number, background: boolean): Promise<T> {
     const release = await this.writerTurn();
-    if (this.failedFrom !== undefined) {
-      try {
-        await this.recover();
-      } catch (error) {
-        release();
-        throw error;
-      }
+    try {
+      // A background body reads only what is durable: the commits before it settle first, in its turn, so it never
+      // reads the writes of one that then fails (a merge on the event loop lists creates' pending entries; had it read
+      // those of a commit refused for want of room and landed itself, the store would stop until a restart).
+      if (background) await this.settled();
+      if (this.failedFrom !== undefined) await this.recover();
+    } catch (error) {
+      release();
+      throw error;
     }
 
     const tx = new MemoryTransaction(this);
@@ -327,8 +329,7 @@ export class LmdbStore implements Store, PendingReader {
     try {
       if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
       if (this.failedFrom !== undefined) await this.recover();
-      this.window.flush();
-      await this.lastCommit;
+      await this.settled();
       if (this.failure) throw this.failure;
       const sequence = this.sequence + 1n;
       let lent: LentWrite<T>;
@@ -361,6 +362,12 @@ export class LmdbStore implements Store, PendingReader {
    */
   private async releaseLent(): Promise<void> {
     for (const release of this.keepers) await release(this.options.path).catch(() => undefined);
+  }
+
+  /** Every commit handed to LMDB has settled, landed or failed: the pending overlay is empty. Called in the writer's turn. */
+  private async settled(): Promise<void> {
+    this.window.flush();
+    await this.lastCommit;
   }
 
   /** A lent writer's commit `sequence` landed. */

@@ -45,6 +45,16 @@ it('reads the cause of a failed commit from its commitError promise, handling it
   expect(classifyLmdbError(await lmdbCauses(failed), DIR, undefined)).toMatchObject({ code: 'no_space' });
 });
 
+it('does not wait for a commitError promise lmdb-js never settles, and reads such a failure by the free space', async () => {
+  // lmdb-js leaves the later of two failed commits reported in one callback with a promise nothing settles.
+  const failed = Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: new Promise(() => undefined) });
+  const causes = await Promise.race([lmdbCauses(failed), new Promise((resolve) => setTimeout(resolve, 2_000, 'waiting'))]);
+  expect(causes).toEqual([failed]);
+  expect(classifyLmdbError([failed], DIR, 4096)).toMatchObject({ code: 'no_space', backendCode: 'EIO' });
+  expect(classifyLmdbError([failed], DIR, LOW_SPACE_BYTES * 4)).toMatchObject({ code: 'unavailable' });
+  expect(classifyLmdbError([failed], DIR, undefined)).toMatchObject({ code: 'unavailable' });
+});
+
 it('answers any other failure as unavailable', () => {
   expect(classifyLmdbError([new Error('MDB_PANIC: Update of meta page failed or environment had fatal error')], DIR, undefined)).toMatchObject({ code: 'unavailable' });
 });

@@ -78,6 +78,84 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
     console.log(`LMDB full disk: ${acknowledged.length} commits acknowledged, ${failures.length} refused as no_space, all there after the room was made and after reopening`);
   });
 
+  it('runs a background body on durable state only: a commit refused for want of room beside it stops nothing', { timeout: 60_000 }, async () => {
+    mounted = mountTmpfs(16);
+    const path = join(mounted.dir, 'data');
+    store = LmdbStore.open({ path });
+    await store.transact(async (tx) => tx.set(Buffer.from('before'), Buffer.from('yes')));
+    mounted.fill(1_000_000);
+
+    // A write too large for the room left, handed to LMDB and not yet durable when the background body starts.
+    const tooLarge = store.transact(
+      async (tx) => {
+        for (let n = 0; n < 30; n++) tx.set(Buffer.from(`too-large-${n}`), Buffer.alloc(90_000, n));
+      },
+      { maxRetries: 0 },
+    );
+    // The indexer's merge on the event loop is such a body: it reads what creates wrote, then writes, in a later turn
+    // of the event loop than the write before it (so in an LMDB transaction of its own).
+    const background = store.transact(
+      async (tx) => {
+        const seen = await tx.get(Buffer.from('too-large-0'));
+        await new Promise((resolve) => setImmediate(resolve));
+        tx.set(Buffer.from('background'), Buffer.from(seen === undefined ? 'absent' : `seen ${seen.length}`));
+      },
+      { background: true, maxRetries: 0 },
+    );
+    await expect(tooLarge).rejects.toMatchObject({ code: 'no_space' });
+    await background;
+
+    // Had the background body read the refused write and landed, the store would now refuse every write until a restart.
+    await store.transact(async (tx) => tx.set(Buffer.from('after'), Buffer.from('yes')), { maxRetries: 0 });
+    const read = async (k: string): Promise<string | undefined> => store!.transact(async (tx) => (await tx.get(Buffer.from(k)))?.toString(), { readOnly: true });
+    expect(await read('background')).toBe('absent');
+    expect(await read('too-large-0')).toBeUndefined();
+    expect(await read('after')).toBe('yes');
+  });
+
+  it('settles every commit when a large one is refused and small ones follow it a turn later: none waits forever', { timeout: 120_000 }, async () => {
+    mounted = mountTmpfs(16);
+    const path = join(mounted.dir, 'data');
+    store = LmdbStore.open({ path });
+    await store.transact(async (tx) => tx.set(Buffer.from('before'), Buffer.from('yes')));
+    mounted.fill(1_000_000);
+
+    const turns: Record<string, () => Promise<unknown>> = {
+      none: async () => undefined,
+      immediate: () => new Promise((resolve) => setImmediate(resolve)),
+      timer: () => new Promise((resolve) => setTimeout(resolve, 1)),
+    };
+    const landed: string[] = [];
+    for (let round = 0; round < 30; round++) {
+      const turn = Object.values(turns)[round % 3]!;
+      const large = store.transact(
+        async (tx) => {
+          for (let n = 0; n < 30; n++) tx.set(Buffer.from(`large-${round}-${n}`), Buffer.alloc(90_000, n));
+        },
+        { maxRetries: 0 },
+      );
+      const small = store.transact(
+        async (tx) => {
+          await turn();
+          tx.set(Buffer.from(`small-${round}`), Buffer.from('x'));
+        },
+        { maxRetries: 0 },
+      );
+      // lmdb-js leaves the cause of the later of two failed commits it reports together unsettled; the commit's own outcome may not wait on it.
+      const outcomes = await Promise.race([Promise.allSettled([large, small]), new Promise<'waiting'>((resolve) => setTimeout(resolve, 10_000, 'waiting'))]);
+      expect(outcomes, `round ${round}`).not.toBe('waiting');
+      const [first, second] = outcomes as PromiseSettledResult<void>[];
+      expect(first).toMatchObject({ status: 'rejected', reason: { code: 'no_space' } });
+      if (second!.status === 'rejected') expect(second!.reason).toMatchObject({ code: 'no_space', message: expect.stringContaining(path) });
+      else landed.push(`small-${round}`);
+    }
+
+    // The store was never stopped: a small write lands, and every small write that was acknowledged is there.
+    await store.transact(async (tx) => tx.set(Buffer.from('after'), Buffer.from('yes')), { maxRetries: 0 });
+    const present = await store.transact(async (tx) => (await Promise.all([...landed, 'after'].map((k) => tx.get(Buffer.from(k))))).filter((v) => v !== undefined).length, { readOnly: true });
+    expect(present).toBe(landed.length + 1);
+  });
+
   it('does the same for a lone writer whose commits run on the calling thread (commitInline)', { timeout: 120_000 }, async () => {
     mounted = mountTmpfs(16);
     const path = join(mounted.dir, 'data');
