@@ -42,10 +42,22 @@ export async function lmdbCauses(error: unknown): Promise<unknown[]> {
   return cause === undefined ? [error] : [error, cause];
 }
 
-/** The store error for a failed commit in the LMDB environment at `path`. */
-export async function commitFailure(error: unknown, path: string): Promise<StoreError> {
+/**
+ * The store error for a failed commit in the LMDB environment at `path`.
+ * `earlier`: the failure of a commit before it that failed too, since the
+ * store last wrote; a commit whose cause lmdb-js did not tell failed with it
+ * in the same report of the writer thread, so it is answered as that one was.
+ */
+export async function commitFailure(error: unknown, path: string, earlier?: StoreError): Promise<StoreError> {
   if (error instanceof StoreError) return error;
-  return classifyLmdbError(await lmdbCauses(error), path, freeBytes(path));
+  const causes = await lmdbCauses(error);
+  if (earlier !== undefined && untold(causes)) return earlier;
+  return classifyLmdbError(causes, path, freeBytes(path));
+}
+
+/** A failed commit whose cause lmdb-js did not tell (see {@link lmdbCauses}). */
+function untold(causes: readonly unknown[]): boolean {
+  return causes.length === 1 && /Commit failed/.test(errorText(causes[0]));
 }
 
 /**
@@ -63,8 +75,7 @@ export function classifyLmdbError(causes: readonly unknown[], path: string, free
   if (/MDB_BAD_VALSIZE|key size/i.test(text)) return new StoreError('too_large', 'A key is larger than LMDB allows.', { cause });
   // A failed commit whose cause lmdb-js never told (above) on a disk nearly full is taken as what a failed commit there
   // mostly is, out of room, as an EIO there is: 507, and writes resume once there is room.
-  const untold = causes.length === 1 && /Commit failed/.test(text) && free !== undefined && free < LOW_SPACE_BYTES ? 'EIO' : undefined;
-  const errno = outOfSpace(text, free) ?? untold;
+  const errno = outOfSpace(text, free) ?? (untold(causes) && free !== undefined && free < LOW_SPACE_BYTES ? 'EIO' : undefined);
   if (errno !== undefined) {
     return new StoreError('no_space', `The data directory ${path} has no room for the commit; free space on its file system and retry.`, { cause, backendCode: errno });
   }

@@ -486,7 +486,7 @@ export class LmdbStore implements Store, PendingReader {
   /** Records a failed commit of the transactions from `first`: what the store answers from now on, until it recovers. */
   private async failed(error: unknown, first: bigint): Promise<StoreError> {
     this.failedFrom ??= first;
-    const failure = await commitFailure(error, this.options.path);
+    const failure = await commitFailure(error, this.options.path, this.failure);
     this.failure ??= failure;
     return failure;
   }

@@ -7,7 +7,8 @@
  * full disk is in `test/http/robustness/full-disk.socket.test.ts`.
  */
 import { expect, it } from 'vitest';
-import { classifyLmdbError, lmdbCauses } from '../../src/store/lmdb-errors.js';
+import { classifyLmdbError, commitFailure, lmdbCauses } from '../../src/store/lmdb-errors.js';
+import { StoreError } from '../../src/store/store.js';
 import { LOW_SPACE_BYTES } from '../../src/fs/free-space.js';
 
 const DIR = '/var/lib/baton';
@@ -53,6 +54,15 @@ it('does not wait for a commitError promise lmdb-js never settles, and reads suc
   expect(classifyLmdbError([failed], DIR, 4096)).toMatchObject({ code: 'no_space', backendCode: 'EIO' });
   expect(classifyLmdbError([failed], DIR, LOW_SPACE_BYTES * 4)).toMatchObject({ code: 'unavailable' });
   expect(classifyLmdbError([failed], DIR, undefined)).toMatchObject({ code: 'unavailable' });
+});
+
+it('answers a failure whose cause was not told as the failure of the commit before it that failed with it', async () => {
+  const untold = (): Error => Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: new Promise(() => undefined) });
+  const earlier = new StoreError('no_space', `The data directory ${DIR} has no room for the commit; free space on its file system and retry.`, { backendCode: 'EDQUOT' });
+  // A quota leaves the disk roomy: without the earlier failure the untold one could only be read as a broken disk.
+  expect(await commitFailure(untold(), DIR, earlier)).toBe(earlier);
+  const told = Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: Promise.reject(lmdbError('MDB_PANIC: fatal')) });
+  expect(await commitFailure(told, DIR, earlier)).toMatchObject({ code: 'unavailable' });
 });
 
 it('answers any other failure as unavailable', () => {
