@@ -29,6 +29,26 @@ afterEach(async () => {
 const key = (writer: number, n: number): Buffer => Buffer.from(`w${writer}-${String(n).padStart(6, '0')}`);
 const value = (writer: number, n: number): Buffer => Buffer.alloc(3_000, `${writer}:${n};`);
 
+/** A store on a 16 MB tmpfs holding one write, with about 1 MB left: its path. */
+async function nearlyFullStore(): Promise<string> {
+  mounted = mountTmpfs(16);
+  const path = join(mounted.dir, 'data');
+  store = LmdbStore.open({ path });
+  await store.transact(async (tx) => tx.set(Buffer.from('before'), Buffer.from('yes')));
+  mounted.fill(1_000_000);
+  return path;
+}
+
+/** A write of 2.7 MB under `name`, more than the room {@link nearlyFullStore} leaves. */
+function tooLargeWrite(name: string): Promise<void> {
+  return store!.transact(
+    async (tx) => {
+      for (let n = 0; n < 30; n++) tx.set(Buffer.from(`${name}-${n}`), Buffer.alloc(90_000, n));
+    },
+    { maxRetries: 0 },
+  );
+}
+
 describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
   it('fails commits with no_space naming the directory, keeps reading, and commits again once there is room', { timeout: 120_000 }, async () => {
     mounted = mountTmpfs(16);
@@ -79,22 +99,12 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
   });
 
   it('runs a background body on durable state only: a commit refused for want of room beside it stops nothing', { timeout: 60_000 }, async () => {
-    mounted = mountTmpfs(16);
-    const path = join(mounted.dir, 'data');
-    store = LmdbStore.open({ path });
-    await store.transact(async (tx) => tx.set(Buffer.from('before'), Buffer.from('yes')));
-    mounted.fill(1_000_000);
-
+    await nearlyFullStore();
     // A write too large for the room left, handed to LMDB and not yet durable when the background body starts.
-    const tooLarge = store.transact(
-      async (tx) => {
-        for (let n = 0; n < 30; n++) tx.set(Buffer.from(`too-large-${n}`), Buffer.alloc(90_000, n));
-      },
-      { maxRetries: 0 },
-    );
+    const tooLarge = tooLargeWrite('too-large');
     // The indexer's merge on the event loop is such a body: it reads what creates wrote, then writes, in a later turn
     // of the event loop than the write before it (so in an LMDB transaction of its own).
-    const background = store.transact(
+    const background = store!.transact(
       async (tx) => {
         const seen = await tx.get(Buffer.from('too-large-0'));
         await new Promise((resolve) => setImmediate(resolve));
@@ -106,7 +116,7 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
     await background;
 
     // Had the background body read the refused write and landed, the store would now refuse every write until a restart.
-    await store.transact(async (tx) => tx.set(Buffer.from('after'), Buffer.from('yes')), { maxRetries: 0 });
+    await store!.transact(async (tx) => tx.set(Buffer.from('after'), Buffer.from('yes')), { maxRetries: 0 });
     const read = async (k: string): Promise<string | undefined> => store!.transact(async (tx) => (await tx.get(Buffer.from(k)))?.toString(), { readOnly: true });
     expect(await read('background')).toBe('absent');
     expect(await read('too-large-0')).toBeUndefined();
@@ -114,12 +124,7 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
   });
 
   it('settles every commit when a large one is refused and small ones follow it a turn later: none waits forever', { timeout: 120_000 }, async () => {
-    mounted = mountTmpfs(16);
-    const path = join(mounted.dir, 'data');
-    store = LmdbStore.open({ path });
-    await store.transact(async (tx) => tx.set(Buffer.from('before'), Buffer.from('yes')));
-    mounted.fill(1_000_000);
-
+    const path = await nearlyFullStore();
     const turns: Record<string, () => Promise<unknown>> = {
       none: async () => undefined,
       immediate: () => new Promise((resolve) => setImmediate(resolve)),
@@ -128,13 +133,8 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
     const landed: string[] = [];
     for (let round = 0; round < 30; round++) {
       const turn = Object.values(turns)[round % 3]!;
-      const large = store.transact(
-        async (tx) => {
-          for (let n = 0; n < 30; n++) tx.set(Buffer.from(`large-${round}-${n}`), Buffer.alloc(90_000, n));
-        },
-        { maxRetries: 0 },
-      );
-      const small = store.transact(
+      const large = tooLargeWrite(`large-${round}`);
+      const small = store!.transact(
         async (tx) => {
           await turn();
           tx.set(Buffer.from(`small-${round}`), Buffer.from('x'));
@@ -151,8 +151,8 @@ describe.skipIf(skip !== undefined)('LMDB on a full disk', () => {
     }
 
     // The store was never stopped: a small write lands, and every small write that was acknowledged is there.
-    await store.transact(async (tx) => tx.set(Buffer.from('after'), Buffer.from('yes')), { maxRetries: 0 });
-    const present = await store.transact(async (tx) => (await Promise.all([...landed, 'after'].map((k) => tx.get(Buffer.from(k))))).filter((v) => v !== undefined).length, { readOnly: true });
+    await store!.transact(async (tx) => tx.set(Buffer.from('after'), Buffer.from('yes')), { maxRetries: 0 });
+    const present = await store!.transact(async (tx) => (await Promise.all([...landed, 'after'].map((k) => tx.get(Buffer.from(k))))).filter((v) => v !== undefined).length, { readOnly: true });
     expect(present).toBe(landed.length + 1);
   });
 
