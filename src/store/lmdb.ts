@@ -364,7 +364,7 @@ export class LmdbStore implements Store, PendingReader {
     for (const release of this.keepers) await release(this.options.path).catch(() => undefined);
   }
 
-  /** Every commit handed to LMDB has settled, landed or failed: the pending overlay is empty. Called in the writer's turn. */
+  /** Every commit handed to LMDB has settled, landed or failed: the pending overlay is empty. Called in the writer's turn (or once no turn is left: `close`). */
   private async settled(): Promise<void> {
     this.window.flush();
     await this.lastCommit;
@@ -527,8 +527,7 @@ export class LmdbStore implements Store, PendingReader {
     if (this.closed) throw new StoreError('unavailable', 'The store is closed.');
     const release = await this.nextTurn();
     try {
-      this.window.flush();
-      await this.lastCommit;
+      await this.settled();
       if (this.failure) throw this.failure;
       const databases = new Map([
         ['data', this.data],
@@ -589,8 +588,7 @@ export class LmdbStore implements Store, PendingReader {
     if (this.closed) return;
     this.closed = true;
     await this.turn;
-    this.window.flush();
-    await this.lastCommit;
+    await this.settled();
     await this.releaseLent();
     this.keepers.clear();
     await this.env.close();
