@@ -175,6 +175,12 @@ export function createMetrics() {
       help: 'Creates through this instance that waited for the indexer to bring their tenant\'s full-text pending list back within BATON_INDEXER_PENDING_BOUND.',
       registers,
     }),
+    indexerWriterHeld: new Histogram({
+      name: 'indexer_writer_held_ms',
+      help: 'Over LMDB, how long each merge of the full-text pending list held the store\'s single writer for its commit, in milliseconds: no create commits meanwhile, so a create can wait this long behind the indexer.',
+      buckets: STORE_LATENCY_BUCKETS_MS,
+      registers,
+    }),
     indexerBacklog: new Gauge({
       name: 'indexer_backlog',
       help: 'Checkpoints created through this instance whose words are not merged into the full-text index yet, as far as it knows; counted by the instance holding the indexer duty only (0 elsewhere).',

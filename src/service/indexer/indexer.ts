@@ -355,7 +355,15 @@ export class Indexer {
       if (lending.runs !== undefined) await lending.runs.lendWriter((lease) => this.thread.commitRuns(batch, lease));
       // Taken before the writer is lent: the store's writer is held only for the commit thread's check and commit.
       const merge = await this.thread.take(batch);
-      merged = await lending.store.lendWriter((lease) => this.thread.commit(merge, lease));
+      merged = await lending.store.lendWriter(async (lease) => {
+        // The writer is this merge's from here to its commit: every create's commit waits meanwhile.
+        const held = performance.now();
+        try {
+          return await this.thread.commit(merge, lease);
+        } finally {
+          this.ctx.metrics.indexerWriterHeld.observe(performance.now() - held);
+        }
+      });
     } catch (error) {
       await this.thread.drop(batch);
       if (this.thread.available) throw error;
