@@ -13,6 +13,7 @@ import { AppError } from '../errors.js';
 import { commandBase } from '../service/commands.js';
 import type { ServiceContext } from '../service/context.js';
 import { queuedDoc } from '../service/queued-reads.js';
+import { joinedText } from './answer-text.js';
 
 /**
  * What an answer takes of a stored checkpoint, as the service hands it out:
@@ -140,8 +141,13 @@ export function sendQueued(reply: FastifyReply, queued: Queued): FastifyReply {
 export function sendDocs(reply: FastifyReply, page: { items: SentDoc[]; nextCursor?: string; corrupted?: string[] }): FastifyReply {
   const { items, ...rest } = page;
   const tail = JSON.stringify(rest);
-  const members = tail === '{}' ? '' : `,${tail.slice(1, -1)}`;
-  return reply.type(JSON_TYPE).send(`{"items":[${items.map((doc) => doc.json).join(',')}]${members}}`);
+  const pieces = ['{"items":['];
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) pieces.push(',');
+    pieces.push(items[i]!.json);
+  }
+  pieces.push(tail === '{}' ? ']}' : `],${tail.slice(1)}`);
+  return reply.type(JSON_TYPE).send(joinedText(pieces));
 }
 
 /**

@@ -77,6 +77,29 @@ describe('answers holding stored checkpoints', () => {
     expect(handoff.json.handoff).toMatchObject({ checkpointId: second.json.id, trigger: 'context_limit' });
   });
 
+  it('a history page past 64 K characters (sent as bytes, not text) is whole UTF-8 JSON with its cursor, each item as read alone', async () => {
+    current = await buildTestApp();
+    const base = await current.app.listen({ port: 0, host: '127.0.0.1' });
+    const created: Record<string, unknown>[] = [];
+    for (let i = 0; i < 30; i++) {
+      const long = body('bytes-long');
+      (long.recovery as Record<string, unknown>).continuationPrompt = `${i} ${'Weiter — 𝄞 ✓ コア é '.repeat(200)}`;
+      const answer = await call(`${base}/v1/checkpoints`, { method: 'POST', body: JSON.stringify(long) });
+      expect(answer.status).toBe(201);
+      created.unshift(answer.json);
+    }
+    const page = await call(`${base}/v1/tasks/bytes-long/checkpoints?limit=25`);
+    expect(page.status).toBe(200);
+    expectWhole(page);
+    expect(page.bytes.toString('utf8').length).toBeGreaterThan(64 * 1024);
+    expect(page.json.items).toEqual(created.slice(0, 25));
+    expect(typeof page.json.nextCursor).toBe('string');
+    const rest = await call(`${base}/v1/tasks/bytes-long/checkpoints?limit=25&cursor=${encodeURIComponent(String(page.json.nextCursor))}`);
+    expectWhole(rest);
+    expect(rest.json.items).toEqual(created.slice(25));
+    expect(rest.json.nextCursor).toBeUndefined();
+  });
+
   it('a checkpoint read while its write is queued is answered whole, marked queued', async () => {
     current = await buildTestApp({ config: { queueReplayMs: 60_000 }, app: { faultInjection: true } });
     const base = await current.app.listen({ port: 0, host: '127.0.0.1' });
