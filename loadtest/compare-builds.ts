@@ -18,7 +18,7 @@
  * BENCH_BODIES (`evolving`, the default, or `same`: the bodies of
  * `bench:http`, the same on both sides), BENCH_SCENARIO (`create`, the default; `get`: reads of 2,000
  * checkpoints created first on each side; `history`: pages of 100 of the
- * history tasks at one connection, as `bench:http` reads them), and the HTTP benchmark's
+ * history tasks at one connection, as `bench:http` reads them, or at `BENCH_HISTORY_CONNECTIONS`), and the HTTP benchmark's
  * BENCH_SECONDS, BENCH_CONNECTIONS. `BENCH_NODE_FLAGS` and
  * `BENCH_BASELINE_NODE_FLAGS` add node flags to this build's and the
  * baseline's server after the start script's (V8 takes the last of a flag
@@ -72,14 +72,15 @@ async function main(): Promise<void> {
       return SCENARIO === 'history' ? historyRequests : postRequests;
     }),
   );
-  const connections = SCENARIO === 'history' ? 1 : undefined;
+  // History at one connection, as bench:http's figure against its target; BENCH_HISTORY_CONNECTIONS for its 100-connection row.
+  const connections = SCENARIO === 'history' ? Number(process.env.BENCH_HISTORY_CONNECTIONS ?? 1) : undefined;
   const sums = sides.map(() => ({ rate: 0, loop: 0, cpu: 0 }));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 1 ? [0, 1] : [1, 0];
     for (const i of order) {
       const { name, server } = sides[i]!;
       const run = await closedLoop(server, requests[i]!, connections);
-      console.log(`round ${round} ${name.padEnd(10)} ${run.okPerSec.toFixed(0).padStart(6)}/s  p50 ${run.p50Ms.toFixed(2)} ms  event loop ${run.cpu.eventLoopUsPerReq.toFixed(0)} µs/req  server CPU ${run.cpu.serverUsPerReq.toFixed(0)} µs/req`);
+      console.log(`round ${round} ${name.padEnd(10)} ${run.okPerSec.toFixed(0).padStart(6)}/s  p50 ${run.p50Ms.toFixed(2)} ms  p99 ${run.p99Ms.toFixed(2)} ms  event loop ${run.cpu.eventLoopUsPerReq.toFixed(0)} µs/req  server CPU ${run.cpu.serverUsPerReq.toFixed(0)} µs/req`);
       if (round === 0) continue;
       sums[i]!.rate += run.okPerSec;
       sums[i]!.loop += run.cpu.eventLoopUsPerReq;
